@@ -1,0 +1,362 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The shared pair-audit base class of every ε auditor over identity pairs.
+
+:class:`BasePairAuditor` owns everything that is the same for GaussMech, KDE-LR,
+MMD-TV and ROC-HT: the input layer (:func:`~skprivacy.utils.validate_identity_data`),
+the pair protocol (:func:`~skprivacy.utils.identity_pairs`), the ``n_jobs`` loop
+through joblib over *chunks* of pairs, the ``results_`` DataFrame, and
+``score``. A concrete auditor only says how to audit a chunk of pairs.
+
+Subclass contract (stable; other modules rely on it)
+----------------------------------------------------
+Class attributes
+
+``_summary`` : {"median", "max"}
+    How ``score()`` summarises the per-pair column ``_score_column``.
+``_guarantee`` : {"point estimate", "certificate"}
+    What that summary is. Exposed after fit as ``summary_kind_`` and
+    ``guarantee_``. Override the methods ``_summary_kind()``,
+    ``_guarantee_kind()`` or ``_score_column_name()`` when they depend on
+    parameters (e.g. a ``confidence`` parameter turning on a certificate).
+``_score_column`` : str, default "epsilon"
+    Column of ``results_`` summarised by ``score``.
+``_min_samples_per_identity`` : int, default 2
+    Passed to ``validate_identity_data``.
+
+Hooks
+
+``_audit_pairs(self, data, pairs, context) -> dict[str, ndarray]`` (required)
+    Audit a chunk of pairs. ``data`` is the :class:`~skprivacy.utils.IdentityData`
+    of the whole audit, ``pairs`` an ``(n_chunk, 2)`` int array of identity
+    codes ``(a, b)`` with ``a < b`` (rows of identity ``a`` are
+    ``data.X[data.codes == a]``), ``context`` a :class:`PairAuditContext`.
+    Return a dict whose values are arrays with first dimension ``n_chunk``,
+    aligned with ``pairs``. It must contain ``"epsilon"``. 1-D values become
+    columns of ``results_`` (in dict order, after ``id_a, id_b``); values with
+    more dimensions (e.g. per-dimension maxima) are stacked into the fitted
+    dict ``pair_details_`` (first axis aligned with ``results_`` rows).
+    The hook runs in joblib workers: it must not modify ``self``, and a pair's
+    values must not depend on which other pairs share its chunk. Randomness
+    must come from ``context.pair_rng(a, b)`` (seeded by ``random_state`` and
+    the pair), so results are identical for any ``n_jobs`` or backend.
+``_prepare_audit(self, data, pairs) -> object`` (optional)
+    Runs once in the calling process before the chunks are dispatched; its
+    return value is ``context.state`` (e.g. per-identity means). Default None.
+``_make_chunks(self, data, pairs) -> list[ndarray]`` (optional)
+    Index arrays into ``pairs``, one per joblib task; together a partition of
+    ``range(len(pairs))``. The default splits the audit order into contiguous
+    chunks whose size depends only on ``len(pairs)`` (never on ``n_jobs``),
+    so the same computations run whatever the parallel setting.
+
+Subclasses declare their own ``__init__`` (storing parameters only, including
+``n_pairs``, ``n_jobs`` and ``random_state``) and extend
+``BasePairAuditor._parameter_constraints``.
+"""
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+
+from skprivacy.utils import identity_pairs, validate_identity_data
+from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
+
+__all__ = ["BasePairAuditor", "PairAuditContext", "summarize"]
+
+_SUMMARIES = {"median", "max"}
+_GUARANTEES = {"point estimate", "certificate"}
+
+
+def summarize(values, kind):
+    """Summarise per-pair values as ``"median"`` or ``"max"``, ignoring NaN.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_pairs,)
+        Per-pair values; ``inf`` is kept (the maximum of a set containing
+        ``inf`` is ``inf``), NaN is ignored.
+    kind : {"median", "max"}
+        The summary.
+
+    Returns
+    -------
+    summary : float
+        NaN when every value is NaN.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors._base import summarize
+    >>> summarize([1.0, 3.0, float("nan"), 2.0], "median")
+    2.0
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return float("nan")
+    if kind == "median":
+        return float(np.median(values))
+    if kind == "max":
+        return float(np.max(values))
+    raise ValueError(f"Unknown summary {kind!r}; expected 'median' or 'max'.")
+
+
+def _entropy(random_state):
+    """Return the integer that seeds every per-pair generator of an audit."""
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int64).max))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+@dataclass(frozen=True)
+class PairAuditContext:
+    """What every chunk of one audit shares (passed to ``_audit_pairs``).
+
+    Attributes
+    ----------
+    n_pairs_total : int
+        Number of pairs in the whole audit (``K`` for a Bonferroni correction
+        over pairs).
+    seed : int
+        Entropy of the audit, derived from ``random_state``.
+    state : object
+        The return value of ``_prepare_audit``.
+    """
+
+    n_pairs_total: int
+    seed: int
+    state: object = None
+
+    def pair_rng(self, a, b):
+        """Return the generator of pair ``(a, b)``, independent of chunking.
+
+        Parameters
+        ----------
+        a, b : int
+            Identity codes of the pair.
+
+        Returns
+        -------
+        rng : numpy.random.Generator
+            Seeded by ``(seed, a, b)`` only.
+        """
+        ss = np.random.SeedSequence(self.seed, spawn_key=(int(a), int(b)))
+        return np.random.Generator(np.random.PCG64(ss))
+
+
+def _run_chunk(auditor, data, pairs, context):
+    out = auditor._audit_pairs(data, pairs, context)
+    if "epsilon" not in out:
+        raise RuntimeError(
+            f"{type(auditor).__name__}._audit_pairs must return an 'epsilon' entry."
+        )
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+class BasePairAuditor(BaseEstimator):
+    """Base class of the ε auditors over identity pairs (not for direct use).
+
+    ``fit(X, y)`` validates and cleans the embeddings, draws the seeded pair
+    ordering (a prefix of ``n_pairs`` pairs, or every pair when
+    ``n_pairs=None``), audits the pairs in chunks through joblib and stores one
+    row per pair in ``results_``. See the module docstring for the subclass
+    contract.
+
+    Attributes
+    ----------
+    results_ : pandas.DataFrame
+        One row per audited pair, in audit order: ``id_a``, ``id_b`` (identity
+        labels), ``epsilon``, then method columns.
+    pairs_ : ndarray of shape (n_pairs_audited, 2)
+        Identity codes of the audited pairs (indices into ``identities_``).
+    identities_ : ndarray of shape (n_identities,)
+        Identity labels audited (identities with too few usable rows excluded).
+    drop_report_ : dict
+        Rows dropped by the input layer, by reason.
+    summary_ : float
+        The summary returned by ``score()``.
+    summary_kind_ : {"median", "max"}
+        How ``summary_`` summarises the per-pair values.
+    guarantee_ : {"point estimate", "certificate"}
+        Whether ``summary_`` is a point estimate or a certificate.
+    pair_details_ : dict of ndarray
+        Multi-dimensional per-pair outputs (first axis aligned with
+        ``results_``); empty for most auditors.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit`, when ``X`` has string
+        column names.
+    """
+
+    _summary = "median"
+    _guarantee = "point estimate"
+    _score_column = "epsilon"
+    _min_samples_per_identity = 2
+
+    _parameter_constraints: dict = {
+        "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _audit_pairs(self, data, pairs, context):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _prepare_audit(self, data, pairs):
+        return None
+
+    def _make_chunks(self, data, pairs):
+        n = len(pairs)
+        # Size depends on the number of pairs only, so chunking (and hence
+        # every floating-point operation) is the same for any n_jobs/backend.
+        size = int(np.clip(-(-n // 64), 16, 2048))
+        return [np.arange(s, min(s + size, n)) for s in range(0, n, size)]
+
+    def _summary_kind(self):
+        return self._summary
+
+    def _guarantee_kind(self):
+        return self._guarantee
+
+    def _score_column_name(self):
+        return self._score_column
+
+    # ----------------------------------------------------------------- engine
+    def _validate(self, X, y, reset):
+        return validate_identity_data(
+            self,
+            X,
+            y,
+            reset=reset,
+            min_samples_per_identity=self._min_samples_per_identity,
+        )
+
+    def _protocol_pairs(self, data, random_state):
+        return identity_pairs(
+            data.n_identities, self.n_pairs, random_state=random_state
+        )
+
+    def _audit_table(self, data, pairs, seed):
+        """Audit explicit ``pairs`` of ``data``; return ``(results, details)``."""
+        pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        context = PairAuditContext(
+            n_pairs_total=len(pairs),
+            seed=int(seed),
+            state=self._prepare_audit(data, pairs),
+        )
+        chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(data, pairs)]
+        outs = Parallel(n_jobs=self.n_jobs)(
+            delayed(_run_chunk)(self, data, pairs[idx], context) for idx in chunks
+        )
+        order = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.intp)
+        if len(order) != len(pairs) or (
+            len(order) and not np.array_equal(np.sort(order), np.arange(len(pairs)))
+        ):
+            raise RuntimeError("_make_chunks must partition the pairs.")
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        columns = {
+            "id_a": data.identities[pairs[:, 0]],
+            "id_b": data.identities[pairs[:, 1]],
+        }
+        details = {}
+        keys = list(outs[0]) if outs else ["epsilon"]
+        keys = ["epsilon"] + [k for k in keys if k != "epsilon"]
+        for key in keys:
+            if outs:
+                stacked = np.concatenate([o[key] for o in outs], axis=0)[inverse]
+            else:  # pragma: no cover - there is always at least one pair
+                stacked = np.zeros(0)
+            if stacked.ndim == 1:
+                if stacked.dtype.kind == "f":
+                    stacked = stacked.astype(np.float64, copy=False)
+                columns[key] = stacked
+            else:
+                details[key] = stacked
+        return pd.DataFrame(columns), details
+
+    def _audit(self, data, random_state):
+        pairs = self._protocol_pairs(data, random_state)
+        seed = _entropy(random_state)
+        results, details = self._audit_table(data, pairs, seed)
+        return pairs, results, details
+
+    # ----------------------------------------------------------------- public
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Audit the identity pairs of ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Embeddings (rows are L2-normalised; unusable rows are dropped and
+            reported).
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : object
+            The fitted auditor.
+        """
+        data = self._validate(X, y, reset=True)
+        pairs, results, details = self._audit(data, self.random_state)
+        self.identities_ = data.identities
+        self.drop_report_ = data.drop_report
+        self.pairs_ = pairs
+        self.results_ = results
+        self.pair_details_ = details
+        self.summary_kind_ = self._summary_kind()
+        self.guarantee_ = self._guarantee_kind()
+        self.summary_ = summarize(
+            results[self._score_column_name()], self.summary_kind_
+        )
+        return self
+
+    def score(self, X=None, y=None):
+        """Return the audited leakage (higher = leakier).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Embeddings to audit with the fitted settings. ``None`` returns the
+            summary of the fitted audit.
+        y : array-like of shape (n_samples,), default=None
+            Identity labels of ``X``; required when ``X`` is given.
+
+        Returns
+        -------
+        score : float
+            ``summary_kind_`` (median or maximum) of the per-pair ε column;
+            ``guarantee_`` says whether it is a point estimate or a
+            certificate. To select settings that minimise leakage with
+            scikit-learn's model selection tools, use
+            :func:`skprivacy.metrics.leakage_scorer`.
+        """
+        check_is_fitted(self)
+        if X is None and y is None:
+            return float(self.summary_)
+        if X is None or y is None:
+            raise ValueError(
+                f"{type(self).__name__}.score needs both X and y (the identity "
+                "labels), or neither (the summary of the fitted audit)."
+            )
+        data = self._validate(X, y, reset=False)
+        _, results, _ = self._audit(data, self.random_state)
+        return summarize(results[self._score_column_name()], self._summary_kind())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.one_d_labels = True
+        # Rows with NaN/inf are dropped and reported, not rejected.
+        tags.input_tags.allow_nan = True
+        return tags
