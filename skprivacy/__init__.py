@@ -1,0 +1,13 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""skprivacy: measure and remove identity leakage in image and face embeddings.
+
+Every public estimator is importable from the top level, e.g.
+``from skprivacy import MMDTVAuditor, ISP``.
+"""
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "__version__",
+]

@@ -1,0 +1,14 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Synthetic generators, the bundled real face embeddings, and a file reader."""
+
+from skprivacy.datasets._io import read_embeddings
+from skprivacy.datasets._real import load_cropped_yale_b, load_yale_faces
+from skprivacy.datasets._synthetic import make_identity_embeddings
+
+__all__ = [
+    "load_cropped_yale_b",
+    "load_yale_faces",
+    "make_identity_embeddings",
+    "read_embeddings",
+]

@@ -1,0 +1,73 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""scikit-learn's own estimator checks over every public skprivacy estimator."""
+
+import inspect
+
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skprivacy
+
+# Checks that cannot apply to an estimator, each with the reason. Keyed by class
+# name; passed to ``parametrize_with_checks(expected_failed_checks=...)`` with
+# ``xfail_strict=True``, so a check that starts passing is noticed.
+EXPECTED_FAILED_CHECKS = {}
+
+# Constructor arguments that keep sklearn's checks fast (defaults are sized for
+# real audits). Every estimator is also built with no arguments in
+# ``test_default_construction``.
+CHECK_PARAMS = {}
+
+
+def public_estimators():
+    """Return the public estimator classes exported by ``skprivacy``."""
+    found = []
+    for name in skprivacy.__all__:
+        obj = getattr(skprivacy, name)
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+            found.append(obj)
+    return sorted(found, key=lambda cls: cls.__name__)
+
+
+def _instances():
+    return [cls(**CHECK_PARAMS.get(cls.__name__, {})) for cls in public_estimators()]
+
+
+def _expected_failed(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+@parametrize_with_checks(
+    _instances(), expected_failed_checks=_expected_failed, xfail_strict=True
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("cls", public_estimators(), ids=lambda c: c.__name__)
+def test_default_construction(cls):
+    estimator = cls()
+    # Constructors only store parameters: get_params round-trips them unchanged.
+    assert cls(**estimator.get_params(deep=False)).get_params(deep=False).keys() == (
+        estimator.get_params(deep=False).keys()
+    )
+
+
+def test_expected_failures_name_real_estimators_with_reasons():
+    names = {cls.__name__ for cls in public_estimators()}
+    for cls_name, checks in EXPECTED_FAILED_CHECKS.items():
+        assert cls_name in names, f"{cls_name} is not a public estimator"
+        for check_name, reason in checks.items():
+            assert check_name.startswith("check_")
+            assert len(reason.split()) >= 5 and reason.rstrip().endswith("."), (
+                f"{cls_name}.{check_name}: give a full-sentence reason"
+            )
+
+
+def test_all_is_sorted_and_importable():
+    names = [n for n in skprivacy.__all__ if n != "__version__"]
+    assert names == sorted(names)
+    for name in skprivacy.__all__:
+        assert hasattr(skprivacy, name)
