@@ -106,7 +106,7 @@ def test_non_numeric_columns_are_named():
 
 
 def test_missing_y_is_an_error():
-    with pytest.raises(ValueError, match="requires y"):
+    with pytest.raises(ValueError, match="requires y to be passed.*identity label"):
         validate_identity_data(_Probe(), np.eye(4), None)
 
 

@@ -298,7 +298,8 @@ def validate_identity_data(
     check_no_text_columns(X)
     if y is None:
         raise ValueError(
-            f"{type(estimator).__name__} requires y: the identity label of each row."
+            f"{type(estimator).__name__} requires y to be passed, but the target y is "
+            "None: y must hold the identity label of each row."
         )
     X, y = validate_data(
         estimator,
