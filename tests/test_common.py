@@ -71,3 +71,60 @@ def test_all_is_sorted_and_importable():
     assert names == sorted(names)
     for name in skprivacy.__all__:
         assert hasattr(skprivacy, name)
+
+
+def _public_objects():
+    """Public classes and functions of skprivacy and its public subpackages."""
+    import importlib
+
+    seen = {}
+    for package in [
+        "skprivacy",
+        "skprivacy.datasets",
+        "skprivacy.utils",
+        "skprivacy.auditors",
+        "skprivacy.membership",
+        "skprivacy.pressure",
+        "skprivacy.sanitize",
+        "skprivacy.metrics",
+    ]:
+        try:
+            module = importlib.import_module(package)
+        except ImportError:
+            continue
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                seen.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
+    return sorted(seen.items())
+
+
+# numpydoc codes every public object must satisfy: a docstring (GL08), every
+# parameter documented (PR01) and no phantom parameter (PR02), and a runnable
+# Examples section (EX01) on classes and functions.
+_OBJECT_CODES = {"GL08", "PR01", "PR02", "EX01"}
+_METHOD_CODES = {"GL08", "PR01", "PR02"}
+
+
+@pytest.mark.parametrize(
+    "qualname, obj", _public_objects(), ids=[q for q, _ in _public_objects()]
+)
+def test_numpydoc_docstrings(qualname, obj):
+    from numpydoc.validate import validate
+
+    problems = [
+        f"{qualname}: {code} {msg}"
+        for code, msg in validate(qualname)["errors"]
+        if code in _OBJECT_CODES
+    ]
+    if inspect.isclass(obj):
+        for name, member in vars(obj).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            method = f"{qualname}.{name}"
+            problems += [
+                f"{method}: {code} {msg}"
+                for code, msg in validate(method)["errors"]
+                if code in _METHOD_CODES
+            ]
+    assert not problems, "\n".join(problems)

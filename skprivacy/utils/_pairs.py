@@ -12,6 +12,16 @@ __all__ = ["identity_pairs", "n_identity_pairs", "pair_rank", "pair_unrank"]
 def n_identity_pairs(n_identities):
     """Return the number of unordered pairs, ``n (n - 1) / 2``.
 
+    Parameters
+    ----------
+    n_identities : int
+        Number of identities ``n``.
+
+    Returns
+    -------
+    n_pairs : int
+        ``n (n - 1) / 2``.
+
     Examples
     --------
     >>> from skprivacy.utils import n_identity_pairs

@@ -43,6 +43,15 @@ def check_no_text_columns(X):
     ValueError
         If ``X`` is a DataFrame with columns that are not numeric (bool counts as
         numeric).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skprivacy.utils import check_no_text_columns
+    >>> check_no_text_columns(pd.DataFrame({"e0": [0.1], "name": ["x"]}))
+    Traceback (most recent call last):
+    ...
+    ValueError: Embedding columns must be numeric; non-numeric column(s): 'name'...
     """
     if isinstance(X, pd.DataFrame):
         bad = [
@@ -195,7 +204,10 @@ def encode_identities(y):
 class IdentityData:
     """Validated, cleaned embeddings with their identity encoding.
 
-    Attributes
+    Returned by :func:`validate_identity_data`; estimators do not build it
+    themselves.
+
+    Parameters
     ----------
     X : ndarray of shape (n_kept, n_features)
         Retained rows (L2-normalised unless ``normalize=False`` was requested).
@@ -213,6 +225,15 @@ class IdentityData:
         Counts by reason: ``non_finite``, ``low_norm``, ``small_identity``
         (rows of identities with fewer than ``min_samples_per_identity``
         usable rows), and ``excluded_identities`` (their labels).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from skprivacy.utils import validate_identity_data
+    >>> data = validate_identity_data(BaseEstimator(), np.eye(4) + 1, [0, 0, 1, 1])
+    >>> data.identities, data.counts, data.rows_of(1).shape
+    (array([0, 1]), array([2, 2]), (2, 4))
     """
 
     X: np.ndarray
@@ -229,7 +250,18 @@ class IdentityData:
         return len(self.identities)
 
     def rows_of(self, code):
-        """Return the rows of the identity with integer code ``code``."""
+        """Return the rows of one identity.
+
+        Parameters
+        ----------
+        code : int
+            Integer code of the identity (its index in ``identities``).
+
+        Returns
+        -------
+        rows : ndarray of shape (n_rows, n_features)
+            That identity's retained rows.
+        """
         return self.X[self.codes == code]
 
     def order(self):
@@ -294,6 +326,18 @@ def validate_identity_data(
     ValueError
         On mismatched lengths, non-numeric columns, input that is not 2-D,
         every row dropped, or fewer than ``min_identities`` auditable identities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from skprivacy.utils import validate_identity_data
+    >>> X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 3.0], [0.0, 4.0], [np.nan, 1.0]])
+    >>> data = validate_identity_data(BaseEstimator(), X, ["a", "a", "b", "b", "b"])
+    >>> data.X.tolist(), data.identities.tolist()
+    ([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]], ['a', 'b'])
+    >>> data.drop_report["non_finite"]
+    1
     """
     check_no_text_columns(X)
     if y is None:
