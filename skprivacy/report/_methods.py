@@ -1,0 +1,488 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The method registry of the unified audit.
+
+Each entry wraps one public skprivacy estimator (or helper) behind the same
+small interface: given the cleaned data, the protocol's sizes, the seed and
+``n_jobs``, fit it through its public API (``fit(X, ids)``, ``score()``,
+``results_``) and return its summary entries, its per-pair columns and the data
+its report plot needs. A method whose estimator is not importable is listed as
+unavailable instead of failing the audit.
+"""
+
+import importlib
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods"]
+
+
+@dataclass
+class MethodResult:
+    """What one method contributes to the audit."""
+
+    summaries: dict
+    pairs: pd.DataFrame | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class MethodSpec:
+    """One entry of the registry."""
+
+    name: str
+    title: str
+    requires: tuple
+    run: object
+    weight: object
+    certifies: str
+    does_not_certify: str
+    default: bool = True
+
+    def missing(self):
+        """Names of required estimators that cannot be imported."""
+        return [path for path in self.requires if _resolve(path) is None]
+
+
+def _resolve(path):
+    module, _, name = path.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return repr(value)
+
+
+def _make(path, ctx, **params):
+    """Instantiate ``path`` with the params it accepts (seed and n_jobs included)."""
+    cls = _resolve(path)
+    accepted = cls().get_params(deep=False)
+    params.setdefault("random_state", ctx.random_state)
+    params.setdefault("n_jobs", ctx.n_jobs)
+    return cls(**{k: v for k, v in params.items() if k in accepted})
+
+
+def _params(est):
+    return _jsonable(est.get_params(deep=False))
+
+
+def _prefixed(results, prefix, columns):
+    cols = [c for c in columns if c in results.columns]
+    out = results[["id_a", "id_b", *cols]].copy()
+    return out.rename(columns={c: f"{prefix}_{c}" for c in cols})
+
+
+def _n(n_pairs, ctx):
+    total = ctx.n_identities * (ctx.n_identities - 1) // 2
+    return total if n_pairs is None else min(int(n_pairs), total)
+
+
+# -- GaussMech -------------------------------------------------------------------
+def _run_gaussmech(ctx):
+    p = ctx.protocol
+    est = _make(
+        "skprivacy.auditors:GaussMechAuditor", ctx, n_pairs=p["gaussmech_pairs"]
+    )
+    est.fit(ctx.X, ctx.y)
+    res = est.results_
+    summary = {
+        "value": float(est.score()),
+        "kind": est.guarantee_,
+        "statistic": "median over pairs of the per-pair GaussMech epsilon",
+        "max": float(res["epsilon"].max()),
+        "n_pairs": len(res),
+        "estimator": "GaussMechAuditor",
+        "parameters": _params(est),
+    }
+    pairs = _prefixed(res, "gaussmech", ["epsilon", "delta_mean", "sigma"])
+    return MethodResult({"gaussmech": summary}, pairs, {"eps": res["epsilon"]})
+
+
+# -- KDE-LR ----------------------------------------------------------------------
+def _run_kdelr(ctx):
+    p = ctx.protocol
+    summaries, frames, eps = {}, [], {}
+    for alpha in p["kdelr_alphas"]:
+        est = _make(
+            "skprivacy.auditors:KDELRAuditor",
+            ctx,
+            alpha=alpha,
+            n_pairs=p["kdelr_pairs"],
+        )
+        est.fit(ctx.X, ctx.y)
+        res = est.results_
+        key = f"kdelr_alpha={alpha:g}"
+        summaries[key] = {
+            "value": float(est.score()),
+            "kind": est.guarantee_,
+            "statistic": (
+                f"median over pairs of the composed KDE-LR epsilon (alpha={alpha:g})"
+            ),
+            "max": float(res["epsilon"].max()),
+            "n_pairs": len(res),
+            "estimator": "KDELRAuditor",
+            "parameters": _params(est),
+        }
+        frames.append(_prefixed(res, f"kdelr_a{alpha:g}", ["epsilon"]))
+        eps[key] = res["epsilon"]
+    pairs = frames[0]
+    for f in frames[1:]:
+        pairs = pairs.merge(f, on=["id_a", "id_b"], how="outer")
+    return MethodResult(summaries, pairs, {"eps": eps})
+
+
+# -- MMD-TV ----------------------------------------------------------------------
+def _run_mmdtv(ctx):
+    p = ctx.protocol
+    est = _make("skprivacy.auditors:MMDTVAuditor", ctx, n_pairs=p["mmdtv_pairs"])
+    est.fit(ctx.X, ctx.y)
+    res = est.results_
+    summary = {
+        "value": float(est.score()),
+        "kind": est.guarantee_,
+        "statistic": "maximum over pairs of the MMD-TV epsilon",
+        "median": float(res["epsilon"].median()),
+        "n_pairs": len(res),
+        "estimator": "MMDTVAuditor",
+        "parameters": _params(est),
+    }
+    pairs = _prefixed(res, "mmdtv", ["epsilon", "mmd", "mmd2_unbiased", "bandwidth"])
+    # Bandwidth sweep on a prefix of the same pairs: max epsilon per scale.
+    sweep = []
+    for scale in p["bandwidth_scales"]:
+        sw = _make(
+            "skprivacy.auditors:MMDTVAuditor",
+            ctx,
+            n_pairs=p["sweep_pairs"],
+            bandwidth_scale=scale,
+        )
+        sw.fit(ctx.X, ctx.y)
+        sweep.append(
+            {
+                "bandwidth_scale": float(scale),
+                "max_epsilon": float(sw.score()),
+                "median_epsilon": float(sw.results_["epsilon"].median()),
+            }
+        )
+    sweep = pd.DataFrame(sweep)
+    summaries = {
+        "mmdtv": summary,
+        "mmdtv_bandwidth_sweep": {
+            "value": float(sweep["max_epsilon"].max()),
+            "kind": "point estimate",
+            "statistic": (
+                "largest MMD-TV epsilon over the bandwidth scales "
+                f"{list(p['bandwidth_scales'])} on {_n(p['sweep_pairs'], ctx)} pairs"
+            ),
+            "per_scale": _jsonable(sweep.to_dict(orient="records")),
+            "n_pairs": _n(p["sweep_pairs"], ctx),
+            "estimator": "MMDTVAuditor",
+            "parameters": {"bandwidth_scale": list(p["bandwidth_scales"])},
+        },
+    }
+    return MethodResult(summaries, pairs, {"eps": res["epsilon"], "sweep": sweep})
+
+
+# -- permutation tests and split-half controls ---------------------------------------
+def _control_subset(ctx, n_identities):
+    """Rows of a seeded choice of up to ``n_identities`` identities."""
+    if n_identities is None or n_identities >= ctx.n_identities:
+        return ctx.X, ctx.y
+    rng = np.random.default_rng(ctx.random_state)
+    chosen = rng.choice(ctx.n_identities, n_identities, replace=False)
+    mask = np.isin(ctx.codes, chosen)
+    return ctx.X[mask], ctx.y[mask]
+
+
+def _run_permutation(ctx):
+    from skprivacy.auditors import split_half_controls
+
+    p = ctx.protocol
+    est = _make(
+        "skprivacy.auditors:MMDTVAuditor",
+        ctx,
+        n_pairs=p["permutation_pairs"],
+        n_permutations=p["n_permutations"],
+    )
+    est.fit(ctx.X, ctx.y)
+    res = est.results_
+    pvals = res["p_value"].to_numpy(dtype=float)
+    Xc, yc = _control_subset(ctx, p["control_identities"])
+    ctl = split_half_controls(est, Xc, yc, random_state=ctx.random_state)
+    controls = ctl.results
+    m = p["n_permutations"]
+    summaries = {
+        "mmd_permutation_test": {
+            "value": float(np.mean(pvals < 0.05)),
+            "kind": "hypothesis test",
+            "statistic": (
+                "share of audited pairs whose MMD permutation test rejects P_A = P_B "
+                "at level 0.05"
+            ),
+            "n_pairs": len(res),
+            "n_permutations": m,
+            "min_p_value": float(pvals.min()),
+            "smallest_possible_p_value": 1.0 / (m + 1),
+            "estimator": "MMDTVAuditor",
+            "parameters": _params(est),
+        },
+        "split_half_controls": {
+            "value": float(ctl.rejection_rate),
+            "kind": "control",
+            "statistic": (
+                "share of same-identity split halves rejected at 0.05 (should be "
+                "close to 0.05)"
+            ),
+            "n_identities": int(ctl.n_controls),
+            "n_rejected": int(ctl.n_rejected),
+            "median_control_epsilon": float(ctl.epsilon_median),
+            "max_control_epsilon": float(ctl.epsilon_max),
+            "estimator": "MMDTVAuditor via split_half_controls",
+            "parameters": {"n_permutations": m},
+        },
+    }
+    pairs = _prefixed(res, "perm", ["p_value"])
+    return MethodResult(
+        summaries, pairs, {"p_values": pvals, "controls": controls, "m": m}
+    )
+
+
+# -- ROC-HT ----------------------------------------------------------------------
+def _run_rocht(ctx):
+    p = ctx.protocol
+    est = _make("skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=p["rocht_pairs"])
+    est.fit(ctx.X, ctx.y)
+    res = est.results_
+    eps = res["epsilon"].to_numpy(dtype=float)
+    summary = {
+        "value": float(est.score()),
+        "kind": est.guarantee_,
+        "statistic": "median over pairs of the ROC-HT (KOV) epsilon",
+        "max": float(np.max(eps)),
+        "mean_auc": float(res["auc"].mean()),
+        "n_infinite": int(np.isinf(eps).sum()),
+        "n_corner": int(res["corner"].sum()) if "corner" in res else None,
+        "n_pairs": len(res),
+        "estimator": "ROCHTAuditor",
+        "parameters": _params(est),
+    }
+    op_cols = [c for c in res.columns if c in {"fpr", "tpr", "threshold"}]
+    pairs = _prefixed(res, "rocht", ["epsilon", "auc", "tv", "corner", *op_cols])
+    roc = _most_separable_roc(ctx, est, res)
+    return MethodResult({"rocht": summary}, pairs, {"eps": res["epsilon"], "roc": roc})
+
+
+def _most_separable_roc(ctx, est, res):
+    """Out-of-fold ROC of the pair with the largest AUC, with its KOV point."""
+    from sklearn.base import clone
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score, roc_curve
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    row = res.sort_values(["auc", "epsilon"], ascending=False).iloc[0]
+    mask = (ctx.y == row["id_a"]) | (ctx.y == row["id_b"])
+    Xp, yp = ctx.X[mask], (ctx.y[mask] == row["id_b"]).astype(int)
+    clf = getattr(est, "classifier", None)
+    clf = (
+        LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
+        if clf is None
+        else clone(clf)
+    )
+    n_splits = int(min(getattr(est, "cv", 5) or 5, np.bincount(yp).min()))
+    cv = StratifiedKFold(n_splits, shuffle=True, random_state=ctx.random_state)
+    method = "predict_proba" if hasattr(clf, "predict_proba") else "decision_function"
+    scores = cross_val_predict(clf, Xp, yp, cv=cv, method=method)
+    if scores.ndim == 2:
+        scores = scores[:, 1]
+    fpr, tpr, _ = roc_curve(yp, scores)
+    delta = float(getattr(est, "delta", 0.0) or 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log((tpr - delta) / fpr)
+        b = np.log((1 - fpr - delta) / (1 - tpr))
+    kov = np.nan_to_num(np.maximum(a, b), nan=-np.inf)
+    k = int(np.argmax(kov))
+    return {
+        "id_a": row["id_a"],
+        "id_b": row["id_b"],
+        "fpr": fpr,
+        "tpr": tpr,
+        "auc": float(roc_auc_score(yp, scores)),
+        "auc_table": float(row["auc"]),
+        "kov_fpr": float(fpr[k]),
+        "kov_tpr": float(tpr[k]),
+        "kov_epsilon": float(kov[k]),
+        "epsilon_table": float(row["epsilon"]),
+    }
+
+
+# -- residual Gaussianity ----------------------------------------------------------
+def _run_gaussianity(ctx):
+    from scipy import stats
+
+    means = np.zeros((ctx.n_identities, ctx.X.shape[1]))
+    np.add.at(means, ctx.codes, ctx.X)
+    means /= ctx.counts[:, None]
+    resid = ctx.X - means[ctx.codes]
+    # Shapiro-Wilk is defined for n <= 5000; larger pooled samples are subsampled
+    # with the audit's seed (the p-value stays valid for the subsample).
+    rng = np.random.default_rng(ctx.random_state)
+    rows = np.arange(resid.shape[0])
+    if len(rows) > 5000:
+        rows = np.sort(rng.choice(rows, 5000, replace=False))
+    pvals = np.array(
+        [stats.shapiro(resid[rows, j]).pvalue for j in range(resid.shape[1])]
+    )
+    order = np.argsort(pvals)
+    k = ctx.protocol["gaussianity_dims"]
+    dims = sorted({int(order[0]), int(order[len(order) // 2]), int(order[-1])})[:k]
+    qq = {j: stats.probplot(resid[rows, j], dist="norm", fit=True) for j in dims}
+    summary = {
+        "value": int((pvals < 1e-3).sum()),
+        "kind": "diagnostic",
+        "statistic": (
+            "number of embedding dimensions whose pooled within-identity residuals "
+            "fail Shapiro-Wilk at p < 1e-3"
+        ),
+        "n_dimensions": int(resid.shape[1]),
+        "n_residuals": len(rows),
+        "median_p_value": float(np.median(pvals)),
+        "estimator": "scipy.stats.shapiro",
+        "parameters": {"threshold": 1e-3},
+    }
+    return MethodResult(
+        {"residual_gaussianity": summary}, None, {"p_values": pvals, "qq": qq}
+    )
+
+
+def _w_pairs(key, cost):
+    def weight(ctx):
+        return cost * _n(ctx.protocol[key], ctx) + 0.5
+
+    return weight
+
+
+METHODS = {
+    spec.name: spec
+    for spec in [
+        MethodSpec(
+            name="gaussmech",
+            title="GaussMech",
+            requires=("skprivacy.auditors:GaussMechAuditor",),
+            run=_run_gaussmech,
+            weight=_w_pairs("gaussmech_pairs", 0.0005),
+            certifies=(
+                "Nothing: it is the epsilon a Gaussian mechanism would need to hide "
+                "the gap between two identities' mean embeddings, at delta."
+            ),
+            does_not_certify=(
+                "Not a differential-privacy guarantee or a lower bound; it assumes "
+                "Gaussian, isotropic residuals (see the residual diagnostic)."
+            ),
+        ),
+        MethodSpec(
+            name="kdelr",
+            title="KDE-LR",
+            requires=("skprivacy.auditors:KDELRAuditor",),
+            run=_run_kdelr,
+            weight=_w_pairs("kdelr_pairs", 0.05),
+            certifies=(
+                "Nothing: a plug-in estimate of the worst-case per-dimension log "
+                "density ratio, composed over dimensions."
+            ),
+            does_not_certify=(
+                "Not a bound: it grows with the dimension by composition and depends "
+                "on the bandwidth and on the floor/alpha smoothing."
+            ),
+        ),
+        MethodSpec(
+            name="mmdtv",
+            title="MMD-TV",
+            requires=("skprivacy.auditors:MMDTVAuditor",),
+            run=_run_mmdtv,
+            weight=_w_pairs("mmdtv_pairs", 0.003),
+            certifies=(
+                "Nothing by itself: the epsilon implied by the plug-in MMD through "
+                "MMD <= 2 TV and TV <= tanh(epsilon/2)."
+            ),
+            does_not_certify=(
+                "Not a certificate (no confidence level); it can never exceed about "
+                "1.763 for an RBF kernel, however separable the identities are."
+            ),
+        ),
+        MethodSpec(
+            name="permutation",
+            title="MMD permutation test and split-half controls",
+            requires=("skprivacy.auditors:MMDTVAuditor",),
+            run=_run_permutation,
+            weight=lambda ctx: (
+                0.0002
+                * ctx.protocol["n_permutations"]
+                / 100
+                * (
+                    _n(ctx.protocol["permutation_pairs"], ctx)
+                    + ctx.protocol["control_identities"]
+                )
+                + 1
+            ),
+            certifies=(
+                "A rejection at level 0.05 says the two identities' embedding "
+                "distributions differ (exact permutation p-value, (b+1)/(m+1))."
+            ),
+            does_not_certify=(
+                "Says nothing about how large epsilon is; rejection rates are not "
+                "corrected for the number of pairs tested."
+            ),
+        ),
+        MethodSpec(
+            name="rocht",
+            title="ROC-HT",
+            requires=("skprivacy.auditors:ROCHTAuditor",),
+            run=_run_rocht,
+            weight=_w_pairs("rocht_pairs", 0.05),
+            certifies=(
+                "Nothing by itself: the KOV hypothesis-testing bound evaluated at the "
+                "out-of-fold ROC points, without a confidence correction."
+            ),
+            does_not_certify=(
+                "A point estimate (maximised over thresholds after seeing the data); "
+                "an exact ROC corner gives infinity. See the reserved-test certificate."
+            ),
+        ),
+        MethodSpec(
+            name="gaussianity",
+            title="Residual Gaussianity",
+            requires=(),
+            run=_run_gaussianity,
+            weight=lambda ctx: 0.5,
+            certifies=(
+                "Which embedding dimensions have clearly non-Gaussian within-identity "
+                "residuals (the GaussMech model's assumption)."
+            ),
+            does_not_certify=(
+                "Passing the test does not make GaussMech a guarantee; failing it "
+                "means GaussMech's model is wrong for those dimensions."
+            ),
+        ),
+    ]
+}
+
+
+def available_methods():
+    """Names of the registered methods whose estimators can be imported."""
+    return [name for name, spec in METHODS.items() if not spec.missing()]
