@@ -6,8 +6,14 @@ Every public estimator is importable from the top level, e.g.
 ``from skprivacy import MMDTVAuditor, ISP``.
 """
 
+from skprivacy.sanitize import INLP, ISP, LEACE, OpenSetVerificationAuditor
+
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "INLP",
+    "ISP",
+    "LEACE",
+    "OpenSetVerificationAuditor",
     "__version__",
 ]
