@@ -1,0 +1,195 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Soundness simulation of ROC-HT certificates on mechanisms with a known ε.
+
+Used by ``tests/test_certificates.py`` (a fast subset) and
+``benchmarks/soundness.py`` (the full battery). Each mechanism maps an identity
+to a random embedding in ``n_features >= 16`` dimensions: one coordinate
+carries the mechanism's output, the others are standard Gaussian noise that is
+identically distributed for every identity. The pipeline's L2 normalisation is
+a post-processing of the whole vector, so it cannot increase ε: the true ε of
+each pair is known exactly.
+"""
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy.stats import binom
+from sklearn.utils import Bunch, check_random_state
+
+__all__ = [
+    "MECHANISMS",
+    "make_mechanism_data",
+    "run_soundness",
+    "true_pair_epsilon",
+]
+
+#: Mechanisms of the battery.
+MECHANISMS = ("laplace", "randomized_response", "identical")
+
+
+def true_pair_epsilon(mechanism, epsilon, a, b):
+    """Exact ε of the pair of identities ``(a, b)`` (integer codes).
+
+    ``laplace``: identity ``i`` outputs ``i + Laplace(1 / epsilon)`` on the
+    signal axis, so a pair is ``|a - b| * epsilon``-DP and no better.
+    ``randomized_response``: even identities report bit 1 with probability
+    ``e^ε / (1 + e^ε)``, odd ones with ``1 / (1 + e^ε)``; pairs of different
+    parity have ε, pairs of equal parity 0. ``identical``: always 0.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if mechanism == "laplace":
+        return np.abs(a - b) * float(epsilon)
+    if mechanism == "randomized_response":
+        return np.where((a % 2) != (b % 2), float(epsilon), 0.0)
+    if mechanism == "identical":
+        return np.zeros(np.broadcast(a, b).shape)
+    raise ValueError(f"Unknown mechanism {mechanism!r}; expected one of {MECHANISMS}.")
+
+
+def make_mechanism_data(
+    mechanism,
+    epsilon,
+    *,
+    n_identities=2,
+    n_samples=100,
+    n_features=16,
+    random_state=None,
+):
+    """Sample ``n_samples`` outputs per identity of a mechanism with known ε.
+
+    Parameters
+    ----------
+    mechanism : {"laplace", "randomized_response", "identical"}
+        See :func:`true_pair_epsilon`.
+    epsilon : float
+        ε of the mechanism (ignored for ``"identical"``); must be > 0 otherwise.
+    n_identities : int, default=2
+        Identities (codes ``0 .. n_identities - 1``).
+    n_samples : int, default=100
+        Rows per identity.
+    n_features : int, default=16
+        Embedding dimension; coordinate 0 carries the signal.
+    random_state : int, RandomState instance or None, default=None
+        Seed.
+
+    Returns
+    -------
+    X : ndarray of shape (n_identities * n_samples, n_features)
+    ids : ndarray of shape (n_identities * n_samples,)
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(
+            f"Unknown mechanism {mechanism!r}; expected one of {MECHANISMS}."
+        )
+    if mechanism != "identical" and not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0 for {mechanism!r}; got {epsilon}.")
+    rng = check_random_state(random_state)
+    ids = np.repeat(np.arange(n_identities), n_samples)
+    X = rng.standard_normal((ids.shape[0], n_features))
+    if mechanism == "laplace":
+        X[:, 0] = ids + rng.laplace(scale=1.0 / epsilon, size=ids.shape[0])
+    elif mechanism == "randomized_response":
+        p_one = np.where(ids % 2 == 0, 1.0, np.exp(-epsilon))
+        p_one = p_one / (1.0 + np.exp(-epsilon))  # e^ε/(1+e^ε) or 1/(1+e^ε)
+        bit = rng.random_sample(ids.shape[0]) < p_one
+        X[:, 0] = np.where(bit, 3.0, -3.0)
+    return X, ids
+
+
+def _one_trial(mechanism, epsilon, seed, certifier, n_identities, n_samples, d):
+    import warnings
+
+    from sklearn.base import clone
+
+    X, ids = make_mechanism_data(
+        mechanism,
+        epsilon,
+        n_identities=n_identities,
+        n_samples=n_samples,
+        n_features=d,
+        random_state=seed,
+    )
+    est = clone(certifier).set_params(random_state=seed, n_jobs=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, ids)
+    r = est.results_
+    a, b = r["id_a"].to_numpy(), r["id_b"].to_numpy()
+    return pd.DataFrame(
+        {
+            "trial": seed,
+            "id_a": a,
+            "id_b": b,
+            "true_epsilon": true_pair_epsilon(mechanism, epsilon, a, b),
+            "epsilon_lb": r["epsilon"].to_numpy(),
+            "ceiling": r["ceiling"].to_numpy(),
+        }
+    )
+
+
+def run_soundness(
+    mechanism,
+    epsilon,
+    n_certifications,
+    *,
+    certifier=None,
+    n_identities=2,
+    n_samples=100,
+    n_features=16,
+    random_state=0,
+    n_jobs=None,
+):
+    """Run independent certifications and measure violations and tightness.
+
+    Every certification draws fresh data (seed ``random_state + t``), fits a
+    :class:`~skprivacy.auditors.ROCHTCertifier` with its reserved test and
+    certifies all pairs simultaneously. A certification *violates* when any
+    pair's ε_LB exceeds that pair's true ε.
+
+    Returns
+    -------
+    report : :class:`~sklearn.utils.Bunch`
+        ``results`` (one row per certified pair and trial), ``n_certifications``,
+        ``n_violations``, ``violation_rate``, ``allowed_rate`` (``1 -
+        confidence``), ``allowed_rate_99`` (99% quantile of
+        ``Binomial(n, 1 - confidence) / n``: a sound procedure exceeds it with
+        probability <= 1%), ``tightness`` (median ε_LB / true ε over pairs with
+        true ε > 0; NaN if none), ``mean_epsilon_lb``, ``median_ceiling``,
+        ``certified_fraction`` (pairs with ε_LB > 0).
+    """
+    from skprivacy.auditors._certify import ROCHTCertifier
+
+    certifier = ROCHTCertifier() if certifier is None else certifier
+    tables = Parallel(n_jobs=n_jobs)(
+        delayed(_one_trial)(
+            mechanism,
+            epsilon,
+            random_state + t,
+            certifier,
+            n_identities,
+            n_samples,
+            n_features,
+        )
+        for t in range(n_certifications)
+    )
+    results = pd.concat(tables, ignore_index=True)
+    # Tiny tolerance: a certificate equal to the truth up to rounding is no violation.
+    over = results["epsilon_lb"] > results["true_epsilon"] + 1e-12
+    violations = over.groupby(results["trial"]).any()
+    n = int(violations.shape[0])
+    alpha = 1.0 - certifier.confidence
+    positive = results["true_epsilon"] > 0
+    ratio = results.loc[positive, "epsilon_lb"] / results.loc[positive, "true_epsilon"]
+    return Bunch(
+        results=results,
+        n_certifications=n,
+        n_violations=int(violations.sum()),
+        violation_rate=float(violations.mean()),
+        allowed_rate=alpha,
+        allowed_rate_99=float(binom.ppf(0.99, n, alpha) / n),
+        tightness=float(ratio.median()) if len(ratio) else float("nan"),
+        mean_epsilon_lb=float(results["epsilon_lb"].mean()),
+        median_ceiling=float(results["ceiling"].median()),
+        certified_fraction=float((results["epsilon_lb"] > 0).mean()),
+    )

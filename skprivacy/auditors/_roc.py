@@ -1,0 +1,520 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""ROC-HT: the Kairouz–Oh–Viswanath ε bound over out-of-fold ROC operating points.
+
+Paper 000, "ROC-HT". Per identity pair a classifier is cross-validated, the
+out-of-fold scores are pooled into one ROC, and the KOV hypothesis-testing
+characterisation of (ε, δ)-DP is evaluated at every operating point. The
+result is a *point estimate* (the threshold is chosen on the same out-of-fold
+scores); the confidence-carrying version is
+:class:`~skprivacy.auditors.ROCHTCertifier`.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import Bunch
+from threadpoolctl import threadpool_limits
+
+from skprivacy.auditors._base import BasePairAuditor, _entropy
+from skprivacy.utils._sklearn import (
+    HasMethods,
+    Interval,
+    check_is_fitted,
+    validate_params,
+)
+
+__all__ = [
+    "ROCHTAuditor",
+    "compare_roc_audits",
+    "kov_epsilon",
+    "roc_operating_points",
+]
+
+
+# --------------------------------------------------------------------- maths
+def roc_operating_points(y_true, y_score):
+    """Return every ROC operating point of a score, like ``roc_curve``.
+
+    Equivalent to :func:`sklearn.metrics.roc_curve` with
+    ``drop_intermediate=False``: one point per distinct score value (the
+    classifier says "positive" when ``score >= threshold``), preceded by the
+    point ``(0, 0)`` at threshold ``+inf``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels; truthy = positive class. Both classes must occur.
+    y_score : array-like of shape (n_samples,)
+        Scores, higher = more positive.
+
+    Returns
+    -------
+    fpr : ndarray of shape (n_points,)
+        False-positive rates, non-decreasing, from 0 to 1.
+    tpr : ndarray of shape (n_points,)
+        True-positive rates, non-decreasing, from 0 to 1.
+    thresholds : ndarray of shape (n_points,)
+        Decreasing thresholds; the first is ``inf``.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import roc_operating_points
+    >>> fpr, tpr, thr = roc_operating_points([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+    y_true = np.asarray(y_true).astype(bool).ravel()
+    y_score = np.asarray(y_score, dtype=np.float64).ravel()
+    if y_true.shape != y_score.shape:
+        raise ValueError(
+            f"y_true and y_score have different lengths: {y_true.shape[0]} and "
+            f"{y_score.shape[0]}."
+        )
+    n_pos = int(y_true.sum())
+    n_neg = y_true.shape[0] - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("A ROC needs both classes; only one class is present.")
+    order = np.argsort(y_score, kind="mergesort")[::-1]
+    s = y_score[order]
+    # Last index of each run of equal scores: a threshold admits all ties at once.
+    last = np.r_[np.flatnonzero(np.diff(s)), s.shape[0] - 1]
+    tps = np.cumsum(y_true[order])[last]
+    fps = last + 1 - tps
+    tpr = np.r_[0.0, tps / n_pos]
+    fpr = np.r_[0.0, fps / n_neg]
+    return fpr, tpr, np.r_[np.inf, s[last]]
+
+
+def _log_ratio(num, den):
+    # log(num / den) with the conventions of paper 000: no evidence (-inf) when
+    # the numerator is <= 0 (this also covers 0/0), +inf when only the
+    # denominator is 0.
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, -np.inf)
+    pos = num > 0
+    inf = pos & (den <= 0)
+    fin = pos & (den > 0)
+    out[inf] = np.inf
+    out[fin] = np.log(np.broadcast_to(num, out.shape)[fin]) - np.log(
+        np.broadcast_to(den, out.shape)[fin]
+    )
+    return out
+
+
+def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
+    """Kairouz–Oh–Viswanath ε lower bound maximised over ROC operating points.
+
+    At every operating point ``(FPR, TPR)`` of a test between two neighbouring
+    output distributions, an (ε, δ)-DP mechanism satisfies ``TPR <= e^ε FPR + δ``
+    and ``1 - FPR <= e^ε (1 - TPR) + δ``, hence
+
+    ``ε >= max{ log((TPR - δ) / FPR), log((1 - FPR - δ) / (1 - TPR)) }``.
+
+    This is a point estimate when the rates are empirical, not a certificate.
+
+    Parameters
+    ----------
+    fpr, tpr : array-like of shape (n_points,)
+        Operating points (e.g. from :func:`roc_operating_points`).
+    delta : float, default=0.0
+        The δ of (ε, δ)-DP, in ``[0, 1)``.
+    return_index : bool, default=False
+        Also return the index of the maximising operating point.
+
+    Returns
+    -------
+    epsilon : float
+        ``max(0, max over points)``; ``inf`` when a denominator is 0 while its
+        numerator is positive (paper 000: any point with ``TPR = 1`` and
+        ``FPR < 1 - δ``, or ``FPR = 0`` and ``TPR > δ``). Terms with a
+        numerator ``<= 0`` (including ``0 / 0``) carry no evidence.
+    index : int
+        Index of the maximising point (first one on ties); only if
+        ``return_index``.
+
+    Notes
+    -----
+    ε is clipped at 0 because ε-DP with ε < 0 is impossible; with δ = 0 the
+    endpoint ``(1, 1)`` already gives 0, so the clip only matters for δ > 0.
+    A classifier that gives every sample the same score has the ROC
+    ``{(0, 0), (1, 1)}`` and hence ε = 0.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import kov_epsilon
+    >>> kov_epsilon([0.0, 0.1, 1.0], [0.0, 0.5, 1.0])  # log(0.5 / 0.1)
+    1.6094...
+    >>> kov_epsilon([0.0, 0.0, 1.0], [0.0, 0.2, 1.0])  # FPR = 0 < TPR: endpoint
+    inf
+    >>> kov_epsilon([0.0, 1.0], [0.0, 1.0])  # all ties
+    0.0
+    """
+    fpr = np.asarray(fpr, dtype=np.float64).ravel()
+    tpr = np.asarray(tpr, dtype=np.float64).ravel()
+    if fpr.shape != tpr.shape or fpr.size == 0:
+        raise ValueError("fpr and tpr must be non-empty and of equal length.")
+    delta = float(delta)
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1); got {delta}.")
+    per_point = np.maximum(
+        _log_ratio(tpr - delta, fpr), _log_ratio(1.0 - fpr - delta, 1.0 - tpr)
+    )
+    index = int(np.argmax(per_point))
+    epsilon = max(0.0, float(per_point[index]))
+    return (epsilon, index) if return_index else epsilon
+
+
+def _auc(fpr, tpr):
+    # Trapezoidal area, as sklearn.metrics.auc / roc_auc_score.
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
+
+
+def roc_summary(y_true, y_score, delta=0.0):
+    """KOV ε, AUC, TV witness and corner flag of one pooled out-of-fold score."""
+    fpr, tpr, thr = roc_operating_points(y_true, y_score)
+    eps, k = kov_epsilon(fpr, tpr, delta, return_index=True)
+    return {
+        "epsilon": eps,
+        "auc": _auc(fpr, tpr),
+        "tv": float(np.max(tpr - fpr)),
+        "corner": bool(np.any((fpr == 0.0) & (tpr == 1.0))),
+        "fpr": float(fpr[k]),
+        "tpr": float(tpr[k]),
+        "threshold": float(thr[k]),
+    }
+
+
+# ---------------------------------------------------------- classifier plumbing
+def default_classifier():
+    """Return the paper's per-pair classifier (a fresh instance)."""
+    return LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
+
+
+def _check_classifier(classifier, owner):
+    clf = default_classifier() if classifier is None else classifier
+    if not (hasattr(clf, "predict_proba") or hasattr(clf, "decision_function")):
+        raise ValueError(
+            f"{owner}'s classifier must implement predict_proba or "
+            f"decision_function; {type(clf).__name__} has neither."
+        )
+    return clf
+
+
+def _seeded(clf, rng):
+    # A classifier with random_state=None would make the audit irreproducible
+    # (and differ between n_jobs settings); seed it from the pair's generator,
+    # as scikit-learn's ensembles seed their sub-estimators.
+    est = clone(clf)
+    params = est.get_params(deep=False)
+    if "random_state" in params and params["random_state"] is None:
+        est.set_params(random_state=int(rng.integers(np.iinfo(np.int32).max)))
+    return est
+
+
+def positive_scores(estimator, X):
+    """Score of the positive class (label 1) of a fitted binary classifier."""
+    if hasattr(estimator, "predict_proba"):
+        proba = estimator.predict_proba(X)
+        return proba[:, list(estimator.classes_).index(1)]
+    score = np.asarray(estimator.decision_function(X), dtype=np.float64)
+    # Binary decision_function is oriented towards classes_[1].
+    return score if estimator.classes_[1] == 1 else -score
+
+
+def n_folds_for(cv, n_a, n_b):
+    """Folds actually used: ``cv``, or fewer when an identity has fewer rows."""
+    return int(min(cv, n_a, n_b))
+
+
+def out_of_fold_scores(template, X, y, n_folds, fold_seed):
+    """Pooled out-of-fold positive-class scores (``cross_val_predict`` semantics).
+
+    One clone of ``template`` per fold of ``StratifiedKFold(n_folds,
+    shuffle=True, random_state=fold_seed)``.
+    """
+    scores = np.empty(y.shape[0], dtype=np.float64)
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed)
+    for train, test in folds.split(np.zeros((y.shape[0], 1)), y):
+        est = clone(template).fit(X[train], y[train])
+        scores[test] = positive_scores(est, X[test])
+    return scores
+
+
+def pair_rows(data, state, a, b):
+    """Rows of identities ``a`` then ``b`` and labels 0 / 1 (original row order)."""
+    order, starts = state
+    rows_a = order[starts[a] : starts[a + 1]]
+    rows_b = order[starts[b] : starts[b + 1]]
+    X = np.concatenate([data.X[rows_a], data.X[rows_b]])
+    y = np.r_[np.zeros(len(rows_a), dtype=np.intp), np.ones(len(rows_b), np.intp)]
+    return X, y
+
+
+# --------------------------------------------------------------------- auditor
+class ROCHTAuditor(BasePairAuditor):
+    """ROC hypothesis-test ε audit of identity pairs (paper 000, ROC-HT).
+
+    For each identity pair ``(A, B)`` a classifier learns to tell A's
+    embeddings (label 0) from B's (label 1) under stratified ``cv``-fold
+    cross-validation; the pooled out-of-fold probabilities give one ROC, and
+    the Kairouz–Oh–Viswanath bound :func:`kov_epsilon` is maximised over its
+    operating points. The per-pair value and its median (``score()``) are
+    **point estimates, not certificates**: the maximising threshold is chosen
+    on the same out-of-fold scores. For a confidence statement use
+    :class:`ROCHTCertifier`.
+
+    Parameters
+    ----------
+    classifier : estimator or None, default=None
+        Any binary classifier with ``predict_proba`` or ``decision_function``.
+        ``None`` means ``LogisticRegression(C=1.0, solver="lbfgs",
+        max_iter=1000)`` (the paper's). It is cloned per fold; if it has a
+        ``random_state`` left at ``None``, a per-pair seed derived from
+        ``random_state`` is set so the audit is reproducible.
+    cv : int, default=5
+        Folds of ``StratifiedKFold(cv, shuffle=True, random_state=...)``.
+        A pair in which an identity has fewer than ``cv`` rows uses that many
+        folds instead (at least 2).
+    delta : float, default=0.0
+        δ of the (ε, δ)-DP statement tested.
+    n_pairs : int or None, default=200
+        Audit the first ``n_pairs`` pairs of the seeded pair ordering
+        (``None``: every pair).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the pair ordering and the folds (an int is passed as is to
+        ``StratifiedKFold``, so two auditors with the same seed use identical
+        folds on identical pairs).
+    n_jobs : int or None, default=None
+        Parallel jobs over chunks of pairs (joblib).
+
+    Attributes
+    ----------
+    results_ : pandas.DataFrame
+        One row per audited pair: ``id_a``, ``id_b``, ``epsilon`` (may be
+        ``inf``), ``auc``, ``tv`` (= max TPR − FPR, the classifier TV
+        witness), ``corner`` (the exact point (FPR, TPR) = (0, 1) occurs),
+        ``fpr``, ``tpr``, ``threshold`` (the operating point maximising ε),
+        ``n_a``, ``n_b`` (rows) and ``n_folds``.
+    summary_ : float
+        Median per-pair ε (returned by ``score()``).
+    epsilon_max_ : float
+        Maximum per-pair ε.
+    auc_mean_ : float
+        Mean per-pair AUC.
+    n_corners_ : int
+        Number of pairs whose ROC has the exact (0, 1) corner.
+    fold_seed_ : int
+        ``random_state`` of the ``StratifiedKFold`` of every pair.
+    pairs_, identities_, drop_report_, summary_kind_, guarantee_, \
+pair_details_, n_features_in_, feature_names_in_ :
+        See :class:`~skprivacy.auditors.BasePairAuditor`.
+
+    See Also
+    --------
+    ROCHTCertifier : Reserved-test certificates (confidence-carrying ε lower
+        bounds).
+    compare_roc_audits : Per-pair AUC differences of two audits (classifier
+        sensitivity).
+
+    Notes
+    -----
+    At each operating point ``ε >= max{log((TPR − δ)/FPR),
+    log((1 − FPR − δ)/(1 − TPR))}`` (positive class = B). The value is
+    ``+inf`` whenever the ROC has a point with ``TPR = 1`` and ``FPR < 1``, or
+    ``FPR = 0`` and ``TPR > 0`` (δ = 0), which is algebraically correct but
+    does not by itself mean zero-error separation; ``corner`` records the
+    stricter exact (0, 1) point.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy import ROCHTAuditor
+    >>> X, ids = make_identity_embeddings(4, 20, 16, noise=2.0, random_state=0)
+    >>> audit = ROCHTAuditor(n_pairs=3).fit(X, ids)
+    >>> audit.results_.columns.tolist()[:6]
+    ['id_a', 'id_b', 'epsilon', 'auc', 'tv', 'corner']
+    >>> audit.score() == audit.results_["epsilon"].median()
+    True
+    """
+
+    _summary = "median"
+    _guarantee = "point estimate"
+
+    _parameter_constraints: dict = {
+        **BasePairAuditor._parameter_constraints,
+        "classifier": [HasMethods(["fit"]), None],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+    }
+
+    def __init__(
+        self,
+        classifier=None,
+        *,
+        cv=5,
+        delta=0.0,
+        n_pairs=200,
+        random_state=0,
+        n_jobs=None,
+    ):
+        self.classifier = classifier
+        self.cv = cv
+        self.delta = delta
+        self.n_pairs = n_pairs
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _prepare_audit(self, data, pairs):
+        _check_classifier(self.classifier, type(self).__name__)
+        return data.order()
+
+    def _audit_pairs(self, data, pairs, context):
+        clf = _check_classifier(self.classifier, type(self).__name__)
+        keys = ("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold")
+        out = {k: [] for k in keys}
+        n_a, n_b, n_folds = [], [], []
+        # Small per-pair problems: one BLAS thread is fastest, and makes the
+        # floating-point result independent of n_jobs.
+        with threadpool_limits(limits=1, user_api="blas"):
+            for a, b in pairs:
+                X, y = pair_rows(data, context.state, a, b)
+                na, nb = int((y == 0).sum()), int((y == 1).sum())
+                k = n_folds_for(self.cv, na, nb)
+                template = _seeded(clf, context.pair_rng(a, b))
+                scores = out_of_fold_scores(template, X, y, k, context.seed)
+                summary = roc_summary(y, scores, self.delta)
+                for key in keys:
+                    out[key].append(summary[key])
+                n_a.append(na)
+                n_b.append(nb)
+                n_folds.append(k)
+        result = {k: np.asarray(v) for k, v in out.items()}
+        result["corner"] = result["corner"].astype(bool)
+        result["n_a"] = np.asarray(n_a)
+        result["n_b"] = np.asarray(n_b)
+        result["n_folds"] = np.asarray(n_folds)
+        return result
+
+    def fit(self, X, y):
+        """Audit the identity pairs of ``(X, y)`` with cross-validated ROCs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Embeddings (rows are L2-normalised; unusable rows are dropped and
+            reported).
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : object
+            The fitted auditor.
+        """
+        super().fit(X, y)
+        eps = self.results_["epsilon"].to_numpy()
+        self.epsilon_max_ = float(np.max(eps))
+        self.auc_mean_ = float(self.results_["auc"].mean())
+        self.n_corners_ = int(self.results_["corner"].sum())
+        self.fold_seed_ = _entropy(self.random_state)
+        return self
+
+
+@validate_params(
+    {
+        "auditor_a": [ROCHTAuditor],
+        "auditor_b": [ROCHTAuditor],
+    },
+    prefer_skip_nested_validation=True,
+)
+def compare_roc_audits(auditor_a, auditor_b):
+    """Compare two fitted ROC-HT audits pair by pair (classifier sensitivity).
+
+    The paper's random-forest check: run :class:`ROCHTAuditor` twice on the
+    same data with different ``classifier`` and compare per-pair AUCs. This
+    helper verifies that both audits used identical pairs and identical folds
+    (same pairs in the same order, same per-identity row counts, same ``cv``
+    and fold seed) and returns the per-pair differences.
+
+    Parameters
+    ----------
+    auditor_a, auditor_b : ROCHTAuditor
+        Fitted on the same ``(X, y)``.
+
+    Returns
+    -------
+    comparison : :class:`~sklearn.utils.Bunch`
+        ``results`` (DataFrame: ``id_a``, ``id_b``, ``auc_a``, ``auc_b``,
+        ``auc_difference`` = a − b, ``epsilon_a``, ``epsilon_b``),
+        ``mean_auc_difference``, ``mean_auc_a``, ``mean_auc_b``.
+
+    Raises
+    ------
+    ValueError
+        If the audits did not use identical pairs and folds.
+
+    Examples
+    --------
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy import ROCHTAuditor
+    >>> from skprivacy.auditors import compare_roc_audits
+    >>> X, ids = make_identity_embeddings(4, 20, 16, noise=2.0, random_state=0)
+    >>> lr = ROCHTAuditor(n_pairs=3).fit(X, ids)
+    >>> knn = ROCHTAuditor(KNeighborsClassifier(), n_pairs=3).fit(X, ids)
+    >>> cmp = compare_roc_audits(lr, knn)
+    >>> cmp.results.shape
+    (3, 7)
+    """
+    check_is_fitted(auditor_a)
+    check_is_fitted(auditor_b)
+    ra, rb = auditor_a.results_, auditor_b.results_
+    problems = []
+    if len(ra) != len(rb) or not (
+        np.array_equal(ra["id_a"].to_numpy(), rb["id_a"].to_numpy())
+        and np.array_equal(ra["id_b"].to_numpy(), rb["id_b"].to_numpy())
+    ):
+        problems.append("different identity pairs")
+    elif not (
+        np.array_equal(ra["n_a"].to_numpy(), rb["n_a"].to_numpy())
+        and np.array_equal(ra["n_b"].to_numpy(), rb["n_b"].to_numpy())
+    ):
+        problems.append("different rows per identity (different data)")
+    if auditor_a.cv != auditor_b.cv:
+        problems.append(f"different cv ({auditor_a.cv} vs {auditor_b.cv})")
+    if auditor_a.fold_seed_ != auditor_b.fold_seed_:
+        problems.append(
+            f"different fold seeds ({auditor_a.fold_seed_} vs {auditor_b.fold_seed_})"
+        )
+    if auditor_a.n_features_in_ != auditor_b.n_features_in_:
+        problems.append("different numbers of features")
+    if problems:
+        raise ValueError(
+            "The two audits are not comparable pair by pair: "
+            + "; ".join(problems)
+            + ". Fit both on the same data with the same n_pairs, cv and an "
+            "integer random_state."
+        )
+    table = pd.DataFrame(
+        {
+            "id_a": ra["id_a"].to_numpy(),
+            "id_b": ra["id_b"].to_numpy(),
+            "auc_a": ra["auc"].to_numpy(),
+            "auc_b": rb["auc"].to_numpy(),
+            "auc_difference": ra["auc"].to_numpy() - rb["auc"].to_numpy(),
+            "epsilon_a": ra["epsilon"].to_numpy(),
+            "epsilon_b": rb["epsilon"].to_numpy(),
+        }
+    )
+    return Bunch(
+        results=table,
+        mean_auc_difference=float(table["auc_difference"].mean()),
+        mean_auc_a=float(table["auc_a"].mean()),
+        mean_auc_b=float(table["auc_b"].mean()),
+    )
