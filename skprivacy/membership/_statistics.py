@@ -1,0 +1,689 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Per-identity hyperspherical membership statistics (paper 001).
+
+Every statistic is a function of one identity's ``k >= 2`` L2-normalised
+embeddings (and, for ProtoCE, of the prototypes of all identities in the data).
+All of them are computed from *segment sums*: the per-identity sum
+``S_y = sum_i e_i`` (one sparse indicator matrix product over all rows) and the
+per-row dot products ``e_i . S_y``. No Python loop runs over embeddings or
+identities; ProtoCE, whose cost is one ``n_samples x n_identities`` Gram block,
+is computed in row blocks so memory stays bounded.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy import sparse
+
+from skprivacy.exceptions import ExcludedIdentitiesWarning
+from skprivacy.utils import (
+    MIN_NORM,
+    check_embeddings,
+    check_no_text_columns,
+    encode_identities,
+)
+from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+
+__all__ = [
+    "HEADS",
+    "STATISTICS",
+    "membership_statistics",
+    "pair_cos",
+    "penalised_logit",
+    "prototype_ce",
+    "vmf_kappa",
+]
+
+#: Names of the four statistics, in the order of the paper (and of the columns
+#: of :func:`membership_statistics`). Higher values are member-like for all four.
+STATISTICS = ("pair_cos", "vmf_kappa", "penalised_logit", "prototype_ce")
+
+#: Named margin heads ``g(cos theta, m)``.
+HEADS = ("arcface", "cosface", "sphereface")
+
+_HEAD_PARAMS = {
+    "head": [StrOptions(set(HEADS)), callable],
+    "scale": [Interval(Real, 0, None, closed="neither")],
+    "margin": [Interval(Real, None, None, closed="neither")],
+}
+
+
+# ----------------------------------------------------------------------------
+# Margin heads
+# ----------------------------------------------------------------------------
+def apply_head(head, cos, margin):
+    """Return the head-specific penalised cosine ``g(cos theta, m)``.
+
+    Parameters
+    ----------
+    head : {"arcface", "cosface", "sphereface"} or callable
+        ``"arcface"``: ``cos(theta + m)``, *plain* (no easy-margin fallback when
+        ``theta + m > pi``); ``"cosface"``: ``cos(theta) - m``;
+        ``"sphereface"``: ``cos(m * theta)`` (``m`` multiplicative, e.g. 4 in
+        the original SphereFace). A callable is called as ``head(cos, margin)``
+        with an ndarray and must return an array of the same shape.
+    cos : ndarray
+        Cosines, clipped to ``[-1, 1]`` before taking ``arccos``.
+    margin : float
+        The margin ``m``.
+
+    Returns
+    -------
+    g : ndarray
+        Penalised cosines, same shape as ``cos``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import apply_head
+    >>> c = np.cos(np.pi / 3)  # theta = 60 degrees
+    >>> heads = ["arcface", "cosface", "sphereface"]
+    >>> [round(float(apply_head(h, c, m)), 6) for h, m in zip(heads, [np.pi / 6, 0.25, 2])]
+    [0.0, 0.25, -0.5]
+    """
+    cos = np.asarray(cos, dtype=np.float64)
+    if callable(head):
+        g = np.asarray(head(cos, margin), dtype=np.float64)
+        if g.shape != cos.shape:
+            raise ValueError(
+                "A callable head must return an array of the same shape as its "
+                f"cosine input {cos.shape}; got shape {g.shape}."
+            )
+        return g
+    if head == "cosface":
+        return cos - margin
+    theta = np.arccos(np.clip(cos, -1.0, 1.0))
+    if head == "arcface":
+        return np.cos(theta + margin)
+    if head == "sphereface":
+        return np.cos(margin * theta)
+    raise ValueError(
+        f"Unknown head {head!r}; expected one of {HEADS} or a callable g(cos, m)."
+    )
+
+
+# ----------------------------------------------------------------------------
+# Shared preparation: clean, group, segment sums
+# ----------------------------------------------------------------------------
+class _Segments:
+    """Cleaned rows with their identity codes and the segment sums.
+
+    Attributes: ``Z`` (n, d) unit rows, ``codes`` (n,), ``identities`` (G,),
+    ``k`` (G,), ``S`` (G, d) per-identity sums, ``S2`` (G,) squared norms of
+    ``S``, ``sq`` (G,) per-identity sum of squared row norms (= k up to
+    rounding), ``eS`` (n,) the dot products ``e_i . S_{y_i}``.
+    """
+
+    def __init__(self, Z, codes, identities, drop_report):
+        self.Z = Z
+        self.codes = codes
+        self.identities = identities
+        self.drop_report = drop_report
+        n, d = Z.shape
+        G = len(identities)
+        self.k = np.bincount(codes, minlength=G).astype(np.float64)
+        # One sparse indicator product gives every identity's sum at once.
+        indicator = sparse.csr_array((np.ones(n), (codes, np.arange(n))), shape=(G, n))
+        self.S = np.asarray(indicator @ Z, dtype=np.float64)
+        self.S2 = np.einsum("ij,ij->i", self.S, self.S)
+        self.sq = np.bincount(codes, weights=np.einsum("ij,ij->i", Z, Z), minlength=G)
+        self.eS = _rowwise_dot(Z, self.S, codes)
+
+    @property
+    def n_features(self):
+        return self.Z.shape[1]
+
+
+def _rowwise_dot(Z, S, codes, block=8192):
+    # e_i . S_{y_i} without materialising S[codes] (n x d) all at once.
+    out = np.empty(Z.shape[0], dtype=np.float64)
+    for start in range(0, Z.shape[0], block):
+        sl = slice(start, start + block)
+        out[sl] = np.einsum("ij,ij->i", Z[sl], S[codes[sl]])
+    return out
+
+
+def _prepare(X, ids, *, caller):
+    """Validate ``(X, ids)``, drop unusable rows and identities with k < 2."""
+    check_no_text_columns(X)
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(
+            f"{caller} expects X of shape (n_samples, n_features); got an array "
+            f"with {X.ndim} dimension(s)."
+        )
+    if X.dtype.kind not in "fiub":
+        raise ValueError(f"{caller} expects numeric embeddings; got dtype {X.dtype}.")
+    X = X.astype(np.float64, copy=False)
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{caller}: ids must be 1-D with one identity label per row of X; got "
+            f"shape {ids.shape} for X with {X.shape[0]} row(s)."
+        )
+    # Fast path for clean input: one pass for the squared norms and one
+    # allocation for the normalised copy. Anything non-finite or (near) zero
+    # goes through the shared cleaning (same rules, counted and warned).
+    sq = np.einsum("ij,ij->i", X, X)
+    if np.isfinite(sq).all() and (sq > MIN_NORM**2).all():
+        Z = X / np.sqrt(sq)[:, None]
+        drop_counts = {"non_finite": 0, "low_norm": 0}
+    else:
+        Z, kept, drop_counts = check_embeddings(X)
+        ids = ids[kept]
+    identities, codes = encode_identities(ids)
+    counts = np.bincount(codes, minlength=len(identities))
+    small = counts < 2
+    excluded = identities[small]
+    if small.any():
+        shown = ", ".join(repr(e) for e in excluded[:10].tolist())
+        warnings.warn(
+            f"{caller}: excluded {small.sum()} identity(ies) with fewer than 2 "
+            f"usable rows (the statistics need k >= 2 probes): {shown}"
+            f"{' ...' if small.sum() > 10 else ''}.",
+            ExcludedIdentitiesWarning,
+            stacklevel=3,
+        )
+        row_ok = ~small[codes]
+        Z, ids = Z[row_ok], ids[row_ok]
+        identities, codes = encode_identities(ids)
+    if len(identities) == 0:
+        raise ValueError(
+            f"{caller}: no identity has at least 2 usable rows; nothing to compute."
+        )
+    drop_report = {
+        "n_input_rows": int(X.shape[0]),
+        "n_kept_rows": int(Z.shape[0]),
+        **drop_counts,
+        "small_identity": int(counts[small].sum()),
+        "excluded_identities": excluded.tolist(),
+    }
+    return _Segments(Z, codes, identities, drop_report)
+
+
+def _series(values, seg, name):
+    index = pd.Index(seg.identities, name="identity")
+    return pd.Series(values, index=index, name=name)
+
+
+# ----------------------------------------------------------------------------
+# The four statistics, from segment sums
+# ----------------------------------------------------------------------------
+def _pair_cos(seg):
+    # sum_{i != j} e_i . e_j = ||S||^2 - sum_i ||e_i||^2, over k (k - 1) ordered pairs.
+    k = seg.k
+    return (seg.S2 - seg.sq) / (k * (k - 1.0))
+
+
+def _vmf_kappa(seg):
+    d = seg.n_features
+    R = np.sqrt(seg.S2) / seg.k
+    R2 = R * R
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = R * (d - R2) / (1.0 - R2)
+    # R = 1 (all probes identical) is the limit kappa -> +inf, not 0/0.
+    kappa[R2 >= 1.0] = np.inf
+    return kappa
+
+
+def _loo_cos(seg):
+    # cos angle(e_i, S - e_i) = (e_i.S - ||e_i||^2) / ||S - e_i||,
+    # ||S - e_i||^2 = ||S||^2 - 2 e_i.S + ||e_i||^2.
+    c = seg.codes
+    e2 = np.einsum("ij,ij->i", seg.Z, seg.Z)
+    num = seg.eS - e2
+    den2 = seg.S2[c] - 2.0 * seg.eS + e2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = num / np.sqrt(np.maximum(den2, 0.0))
+    cos[den2 <= 0.0] = np.nan  # the other k - 1 probes sum to zero: no prototype
+    return np.clip(cos, -1.0, 1.0)
+
+
+def _penalised_logit(seg, head, scale, margin):
+    ell = scale * apply_head(head, _loo_cos(seg), margin)
+    return np.bincount(seg.codes, weights=ell, minlength=len(seg.k)) / seg.k
+
+
+def _own_cos(seg, leave_one_out):
+    if leave_one_out:
+        return _loo_cos(seg)
+    return seg.eS / np.sqrt(seg.S2[seg.codes])
+
+
+def _proto_block(Zb, cb, W, s_own, scale, neg_weight):
+    # log sum_{j != y} exp(s cos theta_j) for a block of queries, stably.
+    logits = Zb @ W.T
+    logits *= scale
+    if neg_weight is None:
+        logits[np.arange(Zb.shape[0]), cb] = -np.inf
+        log_w = 0.0
+    else:
+        cols, log_w = neg_weight
+        own = cols[None, :] == cb[:, None]
+        logits[own] = -np.inf
+        # Rescale the sampled sum to the full negative set (unbiased for the sum).
+        log_w = log_w[cb]
+    mx = logits.max(axis=1)
+    np.subtract(logits, mx[:, None], out=logits)
+    np.exp(logits, out=logits)
+    lse = mx + np.log(logits.sum(axis=1)) + log_w
+    # -L = s g - log(e^{s g} + e^{lse}) = -log(1 + e^{lse - s g})
+    return -np.logaddexp(0.0, lse - s_own)
+
+
+def _prototype_ce(
+    seg,
+    head,
+    scale,
+    margin,
+    leave_one_out=False,
+    n_negatives=None,
+    random_state=None,
+    batch_size=2048,
+    n_jobs=None,
+):
+    G = len(seg.k)
+    W = seg.S / np.sqrt(seg.S2)[:, None]
+    s_own = scale * apply_head(head, _own_cos(seg, leave_one_out), margin)
+    neg_weight = None
+    if n_negatives is not None and n_negatives < G - 1:
+        rng = np.random.default_rng(
+            random_state
+            if not isinstance(random_state, np.random.RandomState)
+            else random_state.randint(2**32 - 1)
+        )
+        cols = np.sort(rng.choice(G, size=n_negatives, replace=False))
+        W = W[cols]
+        in_sample = np.zeros(G, dtype=bool)
+        in_sample[cols] = True
+        # Identity y sees n_negatives (or n_negatives - 1 if y was sampled) of
+        # its G - 1 negatives.
+        n_seen = n_negatives - in_sample.astype(np.float64)
+        neg_weight = (cols, np.log((G - 1) / n_seen))
+    n = seg.Z.shape[0]
+    starts = range(0, n, batch_size)
+    parts = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(_proto_block)(
+            seg.Z[b : b + batch_size],
+            seg.codes[b : b + batch_size],
+            W,
+            s_own[b : b + batch_size],
+            scale,
+            neg_weight,
+        )
+        for b in starts
+    )
+    neg_ce = np.concatenate(parts) if parts else np.empty(0)
+    return np.bincount(seg.codes, weights=neg_ce, minlength=G) / seg.k
+
+
+# ----------------------------------------------------------------------------
+# Public functions
+# ----------------------------------------------------------------------------
+@validate_params(
+    {"X": ["array-like"], "ids": ["array-like"]}, prefer_skip_nested_validation=True
+)
+def pair_cos(X, ids):
+    r"""Mean pairwise cosine similarity of each identity's embeddings (PairCos).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings. Rows that are non-finite or have L2 norm <= 1e-6 are
+        dropped (with a warning); the rest are L2-normalised.
+    ids : array-like of shape (n_samples,)
+        Identity label of each row. Identities with fewer than 2 usable rows
+        are excluded (with a warning).
+
+    Returns
+    -------
+    pair_cos : pandas.Series
+        One value per identity (index ``"identity"``), higher = more coherent
+        cluster (member-like). A point estimate for the observed probes.
+
+    Notes
+    -----
+    :math:`\bar s = \binom{k}{2}^{-1}\sum_{i<j}\cos(e_i, e_j)`, computed as
+    :math:`(\lVert S\rVert^2 - \sum_i\lVert e_i\rVert^2)/(k(k-1))` with the
+    segment sum :math:`S = \sum_i e_i`, i.e. without forming any pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import pair_cos
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
+    >>> pair_cos(X, ["a", "a", "b", "b"])
+    identity
+    a    0.0
+    b    1.0
+    Name: pair_cos, dtype: float64
+    """
+    seg = _prepare(X, ids, caller="pair_cos")
+    return _series(_pair_cos(seg), seg, "pair_cos")
+
+
+@validate_params(
+    {"X": ["array-like"], "ids": ["array-like"]}, prefer_skip_nested_validation=True
+)
+def vmf_kappa(X, ids):
+    r"""Von Mises-Fisher concentration of each identity (Banerjee closed form).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings (cleaned and L2-normalised as in :func:`pair_cos`). The
+        dimension ``d`` of the formula is ``n_features``.
+    ids : array-like of shape (n_samples,)
+        Identity label of each row.
+
+    Returns
+    -------
+    vmf_kappa : pandas.Series
+        :math:`\hat\kappa` per identity, higher = more concentrated
+        (member-like); ``inf`` when all probes coincide (:math:`\bar R = 1`).
+        A point estimate (the Banerjee et al. 2005 approximation to the
+        maximum-likelihood :math:`\kappa`).
+
+    Notes
+    -----
+    :math:`\hat\kappa = \bar R (d - \bar R^2) / (1 - \bar R^2)` with the mean
+    resultant length :math:`\bar R = \lVert \frac1k \sum_i e_i \rVert`. We do
+    not call ``scipy.stats.vonmises_fisher.fit``: it returns
+    :math:`\kappa \approx 10^{-8}` for 512-dimensional face embeddings. Note
+    that for a fixed ``k`` the statistic is a monotone function of
+    :math:`\bar R`, hence of PairCos: both give the same AUC when every
+    identity has the same number of probes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import vmf_kappa
+    >>> X = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])  # R = 1/sqrt(2)
+    >>> float(vmf_kappa(X, [0, 0]).iloc[0])  # (1/sqrt 2)(3 - 1/2)/(1 - 1/2)
+    3.5355...
+    """
+    seg = _prepare(X, ids, caller="vmf_kappa")
+    return _series(_vmf_kappa(seg), seg, "vmf_kappa")
+
+
+@validate_params(
+    {"X": ["array-like"], "ids": ["array-like"], **_HEAD_PARAMS},
+    prefer_skip_nested_validation=True,
+)
+def penalised_logit(X, ids, *, head="arcface", scale=64.0, margin=0.5):
+    r"""Leave-one-out margin-penalised logit of each identity (PenLogit).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings (cleaned and L2-normalised as in :func:`pair_cos`).
+    ids : array-like of shape (n_samples,)
+        Identity label of each row.
+    head : {"arcface", "cosface", "sphereface"} or callable, default="arcface"
+        Penalisation ``g(cos theta, m)``: ``"arcface"`` is ``cos(theta + m)``
+        (plain, without insightface's easy-margin fallback for
+        ``theta + m > pi``), ``"cosface"`` is ``cos(theta) - m``,
+        ``"sphereface"`` is ``cos(m theta)`` (``m`` multiplicative, e.g. 4). A
+        callable is called as ``head(cos, margin)`` on an ndarray.
+    scale : float, default=64.0
+        Loss scale ``s``.
+    margin : float, default=0.5
+        Margin ``m``.
+
+    Returns
+    -------
+    penalised_logit : pandas.Series
+        :math:`\bar\ell` per identity, higher = member-like. A point estimate.
+
+    Notes
+    -----
+    :math:`\ell_i = s\,g(\cos\angle(e_i, \hat w_{\setminus i}), m)`,
+    :math:`\bar\ell = \frac1k\sum_i \ell_i`, with :math:`\hat w_{\setminus i}`
+    the normalised mean of the other :math:`k - 1` probes. The leave-one-out
+    cosine is :math:`(e_i\cdot S - 1)/\lVert S - e_i\rVert` with
+    :math:`\lVert S - e_i\rVert^2 = \lVert S\rVert^2 - 2 e_i\cdot S + 1`, so it
+    needs only the segment sum :math:`S` and one dot product per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import penalised_logit
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])  # 90 degrees apart
+    >>> float(penalised_logit(X, [0, 0], head="cosface", scale=1.0, margin=0.25).iloc[0])
+    -0.25
+    """
+    seg = _prepare(X, ids, caller="penalised_logit")
+    return _series(_penalised_logit(seg, head, scale, margin), seg, "penalised_logit")
+
+
+@validate_params(
+    {
+        "X": ["array-like"],
+        "ids": ["array-like"],
+        **_HEAD_PARAMS,
+        "leave_one_out": ["boolean"],
+        "n_negatives": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def prototype_ce(
+    X,
+    ids,
+    *,
+    head="arcface",
+    scale=64.0,
+    margin=0.5,
+    leave_one_out=False,
+    n_negatives=None,
+    random_state=None,
+    batch_size=2048,
+    n_jobs=None,
+):
+    r"""Negative prototype softmax cross-entropy of each identity (ProtoCE).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings (cleaned and L2-normalised as in :func:`pair_cos`).
+    ids : array-like of shape (n_samples,)
+        Identity label of each row. The prototypes of **all** identities in
+        ``X`` (with at least 2 usable rows) are the negatives, so the value of
+        an identity depends on which other identities are audited with it.
+    head : {"arcface", "cosface", "sphereface"} or callable, default="arcface"
+        Penalisation of the own-class logit (see :func:`penalised_logit`).
+    scale : float, default=64.0
+        Loss scale ``s``.
+    margin : float, default=0.5
+        Margin ``m``.
+    leave_one_out : bool, default=False
+        If False (the paper's definition), the query embedding is part of its
+        own prototype :math:`\hat w_y = \mu_y/\lVert\mu_y\rVert`, as a trained
+        class weight has seen its training samples; this inflates
+        :math:`\cos\theta_y` by a self-similarity term of order ``1/k``. If
+        True, the own prototype of query ``e_i`` is the normalised mean of the
+        *other* ``k - 1`` probes (as in PenLogit); negatives always use all
+        probes of their identity.
+    n_negatives : int, default=None
+        None (default) uses every other identity as a negative: exact, cost
+        ``O(n_samples x n_identities x n_features)``. An int uses one seeded
+        random subset of that many prototypes for all queries and rescales
+        the sampled sum to the full negative count (unbiased for the sum
+        inside the log, *approximate* for the statistic); for very large
+        audits only.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the negative subset when ``n_negatives`` is set.
+    batch_size : int, default=2048
+        Query rows per Gram block (memory ``batch_size x n_identities``).
+    n_jobs : int, default=None
+        Blocks processed in parallel threads through joblib.
+
+    Returns
+    -------
+    prototype_ce : pandas.Series
+        :math:`-\bar{\mathcal L}_y` per identity (the negated loss, averaged
+        over the identity's probes), higher = member-like; always <= 0. A
+        point estimate.
+
+    Notes
+    -----
+    For query :math:`e_i` of identity :math:`y`, with
+    :math:`\cos\theta_j = e_i\cdot\hat w_j`,
+
+    .. math::
+        -\mathcal L_i = -\log\bigl(1 + \textstyle\sum_{j\ne y}
+        e^{s\cos\theta_j - s\,g(\cos\theta_y, m)}\bigr),
+
+    evaluated as ``-logaddexp(0, logsumexp_j(s cos theta_j) - s g)`` so that
+    values near 0 (well-separated identities) keep full relative precision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import prototype_ce
+    >>> X = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [0.6, 0.8]])
+    >>> prototype_ce(X, [0, 0, 1, 1], scale=4.0, margin=0.1).round(4)
+    identity
+    0   -0.3085
+    1   -0.3085
+    Name: prototype_ce, dtype: float64
+    """
+    seg = _prepare(X, ids, caller="prototype_ce")
+    values = _prototype_ce(
+        seg,
+        head,
+        scale,
+        margin,
+        leave_one_out=leave_one_out,
+        n_negatives=n_negatives,
+        random_state=random_state,
+        batch_size=batch_size,
+        n_jobs=n_jobs,
+    )
+    return _series(values, seg, "prototype_ce")
+
+
+def _compute_table(
+    seg,
+    statistics,
+    *,
+    head="arcface",
+    scale=64.0,
+    margin=0.5,
+    leave_one_out=False,
+    n_negatives=None,
+    random_state=None,
+    n_jobs=None,
+):
+    cols = {"identity": seg.identities, "k": seg.k.astype(np.int64)}
+    for name in statistics:
+        if name == "pair_cos":
+            cols[name] = _pair_cos(seg)
+        elif name == "vmf_kappa":
+            cols[name] = _vmf_kappa(seg)
+        elif name == "penalised_logit":
+            cols[name] = _penalised_logit(seg, head, scale, margin)
+        else:
+            cols[name] = _prototype_ce(
+                seg,
+                head,
+                scale,
+                margin,
+                leave_one_out=leave_one_out,
+                n_negatives=n_negatives,
+                random_state=random_state,
+                n_jobs=n_jobs,
+            )
+    return pd.DataFrame(cols)
+
+
+@validate_params(
+    {
+        "X": ["array-like"],
+        "ids": ["array-like"],
+        "statistics": [StrOptions({"all"}), list, tuple],
+        **_HEAD_PARAMS,
+        "leave_one_out": ["boolean"],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def membership_statistics(
+    X,
+    ids,
+    *,
+    statistics="all",
+    head="arcface",
+    scale=64.0,
+    margin=0.5,
+    leave_one_out=False,
+    n_jobs=None,
+):
+    """Compute several membership statistics at once, sharing the segment sums.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings (cleaned and L2-normalised as in :func:`pair_cos`).
+    ids : array-like of shape (n_samples,)
+        Identity label of each row.
+    statistics : "all" or list of str, default="all"
+        Subset of ``("pair_cos", "vmf_kappa", "penalised_logit",
+        "prototype_ce")``.
+    head, scale, margin : see :func:`penalised_logit`
+        Loss-head settings (grey-box statistics only).
+    leave_one_out : bool, default=False
+        ProtoCE's own-prototype convention (see :func:`prototype_ce`).
+    n_jobs : int, default=None
+        Threads for the ProtoCE Gram blocks.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per identity: ``identity``, ``k`` (probes used) and one column
+        per statistic (higher = member-like).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import membership_statistics
+    >>> rng = np.random.default_rng(0)
+    >>> X, ids = rng.normal(size=(40, 8)), np.repeat(np.arange(4), 10)
+    >>> membership_statistics(X, ids).columns.tolist()
+    ['identity', 'k', 'pair_cos', 'vmf_kappa', 'penalised_logit', 'prototype_ce']
+    """
+    statistics = _check_statistics(statistics)
+    seg = _prepare(X, ids, caller="membership_statistics")
+    return _compute_table(
+        seg,
+        statistics,
+        head=head,
+        scale=scale,
+        margin=margin,
+        leave_one_out=leave_one_out,
+        n_jobs=n_jobs,
+    )
+
+
+def _check_statistics(statistics):
+    if isinstance(statistics, str):
+        if statistics != "all":
+            raise ValueError(
+                f"statistics must be 'all' or a list drawn from {STATISTICS}; "
+                f"got {statistics!r}."
+            )
+        return list(STATISTICS)
+    statistics = list(statistics)
+    bad = [s for s in statistics if s not in STATISTICS]
+    if bad or not statistics or len(set(statistics)) != len(statistics):
+        raise ValueError(
+            f"statistics must be 'all' or a non-empty list of distinct names from "
+            f"{STATISTICS}; got {statistics!r}."
+        )
+    return statistics
