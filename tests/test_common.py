@@ -13,7 +13,20 @@ import skprivacy
 # Checks that cannot apply to an estimator, each with the reason. Keyed by class
 # name; passed to ``parametrize_with_checks(expected_failed_checks=...)`` with
 # ``xfail_strict=True``, so a check that starts passing is noticed.
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    "MembershipGeometry": {
+        "check_fit_score_takes_y": (
+            "MembershipGeometry.score is the held-out membership AUC and needs "
+            "membership labels, which this check does not supply (it fits and "
+            "scores with identity labels only)."
+        ),
+        "check_pipeline_consistency": (
+            "The check compares score(X, y) of the estimator and of a pipeline, "
+            "and MembershipGeometry.score needs membership labels that the check "
+            "does not supply."
+        ),
+    },
+}
 
 # Constructor arguments that keep sklearn's checks fast (defaults are sized for
 # real audits). Every estimator is also built with no arguments in

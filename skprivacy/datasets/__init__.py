@@ -3,6 +3,7 @@
 """Synthetic generators, the bundled real face embeddings, and a file reader."""
 
 from skprivacy.datasets._io import read_embeddings
+from skprivacy.datasets._membership import make_membership_embeddings
 from skprivacy.datasets._real import load_cropped_yale_b, load_yale_faces
 from skprivacy.datasets._synthetic import make_identity_embeddings
 
@@ -10,5 +11,6 @@ __all__ = [
     "load_cropped_yale_b",
     "load_yale_faces",
     "make_identity_embeddings",
+    "make_membership_embeddings",
     "read_embeddings",
 ]
