@@ -33,14 +33,15 @@ def _bundled_path():
 
 
 def _build_parser():
-    from skprivacy.report import PROTOCOLS
-    from skprivacy.report._methods import METHODS
+    # Import-light: user errors (missing file, existing output) are reported
+    # before scikit-learn and pandas are imported.
+    from skprivacy import __version__
+    from skprivacy.report._protocols import METHOD_NAMES, PROTOCOLS
 
     parser = _Parser(
         prog="skprivacy",
         description="Audit identity leakage in face/image embeddings.",
     )
-    from skprivacy import __version__
 
     parser.add_argument(
         "--version", action="version", version=f"skprivacy {__version__}"
@@ -81,8 +82,9 @@ def _build_parser():
         "--methods",
         nargs="+",
         metavar="METHOD",
-        choices=sorted(METHODS),
-        help=f"subset of methods to run: {', '.join(METHODS)} (default: all available)",
+        choices=METHOD_NAMES,
+        help=f"subset of methods to run: {', '.join(METHOD_NAMES)} (default: all "
+        "available)",
     )
     audit.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
     audit.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
@@ -97,11 +99,7 @@ def _build_parser():
     )
     audit.add_argument("--quiet", action="store_true", help="no progress output")
 
-    try:
-        from skprivacy.sanitize import ISP  # noqa: F401
-    except ImportError:
-        pass
-    else:
+    if _has_isp():
         san = sub.add_parser(
             "sanitize",
             help="fit ISP and write the sanitised embeddings and the projector",
@@ -120,6 +118,12 @@ def _build_parser():
         san.add_argument("--force", action="store_true")
         san.add_argument("--quiet", action="store_true")
     return parser
+
+
+def _has_isp():
+    from importlib.util import find_spec
+
+    return find_spec("skprivacy.sanitize") is not None
 
 
 def _read(args):
@@ -197,10 +201,6 @@ def _audit(args, argv):
     )
     total = sum(METHODS[m].weight(probe) for m in selected) + 1.0
     with Progress(total, quiet=args.quiet) as progress:
-        progress.message(
-            f"auditing {info.get('name')}: {len(ids)} rows, {n_ids} identities, "
-            f"{X.shape[1]} dims, protocol {args.protocol}, methods {', '.join(selected)}"
-        )
         try:
             report = run_audit(
                 X,

@@ -39,6 +39,10 @@ class _Context:
     protocol: dict
     random_state: int
     n_jobs: object
+    # The input as given: estimators clean it themselves (the same shared input
+    # layer), so their numbers are bit-identical to fitting them on the file.
+    X_input: object = None
+    y_input: object = None
 
     @property
     def n_identities(self):
@@ -247,9 +251,16 @@ def run_audit(
         try:
             data = validate_identity_data(_Input(), X, y)
         except ValueError as exc:
-            if "identit" in str(exc):
+            text = " ".join(str(exc).split())
+            if "every row was dropped" in text.lower():
                 raise NoAuditablePairsError(
-                    f"No auditable identity pairs: {exc}"
+                    f"no auditable identity pairs: {text}"
+                ) from exc
+            if "identit" in text and "at least" in text:
+                raise NoAuditablePairsError(
+                    "no auditable identity pairs: fewer than 2 identities have at "
+                    f"least 2 usable rows ({n_rows_in} rows, {len(ids_in)} "
+                    "identities before cleaning)"
                 ) from exc
             raise
         caught = [f"{w.category.__name__}: {w.message}" for w in record]
@@ -263,7 +274,15 @@ def run_audit(
         protocol=settings,
         random_state=random_state,
         n_jobs=n_jobs,
+        X_input=X,
+        y_input=np.asarray(y),
     )
+    if progress is not None and hasattr(progress, "message"):
+        progress.message(
+            f"{data.X.shape[0]} of {n_rows_in} rows, {ctx.n_identities} of "
+            f"{len(ids_in)} identities and {data.X.shape[1]} dimensions after "
+            f"cleaning; protocol {name}: {', '.join(selected)}"
+        )
     # The shared ordering, long enough for the largest prefix any method uses.
     pair_keys = [k for k in settings if k.endswith("_pairs")]
     total = ctx.n_identities * (ctx.n_identities - 1) // 2
@@ -281,6 +300,7 @@ def run_audit(
     )
 
     summary, extra, frames, timings = {}, {}, [], {}
+    seen = set(caught)
     for m in selected:
         spec = METHODS[m]
         if progress is not None:
@@ -290,15 +310,16 @@ def run_audit(
             warnings.simplefilter("always")
             result = spec.run(ctx)
         timings[m] = (datetime.now(timezone.utc) - t0).total_seconds()
-        caught += [
-            f"{m}: {w.category.__name__}: {w.message}"
-            for w in record
-            if not issubclass(w.category, DeprecationWarning)
-        ]
+        for w in record:
+            text = f"{w.category.__name__}: {w.message}"
+            # The estimators re-run the shared cleaning: report each drop once.
+            if text not in seen and not issubclass(w.category, DeprecationWarning):
+                seen.add(text)
+                caught.append(f"{m}: {text}")
         for key, entry in result.summaries.items():
             entry.setdefault("method", m)
-            entry["certifies"] = spec.certifies
-            entry["does_not_certify"] = spec.does_not_certify
+            entry.setdefault("certifies", spec.certifies)
+            entry.setdefault("does_not_certify", spec.does_not_certify)
             summary[key] = entry
         extra[m] = result.extra
         if result.pairs is not None:

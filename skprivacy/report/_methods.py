@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from skprivacy.report._protocols import METHOD_NAMES
+
 __all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods"]
 
 
@@ -99,7 +101,7 @@ def _run_gaussmech(ctx):
     est = _make(
         "skprivacy.auditors:GaussMechAuditor", ctx, n_pairs=p["gaussmech_pairs"]
     )
-    est.fit(ctx.X, ctx.y)
+    est.fit(ctx.X_input, ctx.y_input)
     res = est.results_
     summary = {
         "value": float(est.score()),
@@ -125,7 +127,7 @@ def _run_kdelr(ctx):
             alpha=alpha,
             n_pairs=p["kdelr_pairs"],
         )
-        est.fit(ctx.X, ctx.y)
+        est.fit(ctx.X_input, ctx.y_input)
         res = est.results_
         key = f"kdelr_alpha={alpha:g}"
         summaries[key] = {
@@ -151,7 +153,7 @@ def _run_kdelr(ctx):
 def _run_mmdtv(ctx):
     p = ctx.protocol
     est = _make("skprivacy.auditors:MMDTVAuditor", ctx, n_pairs=p["mmdtv_pairs"])
-    est.fit(ctx.X, ctx.y)
+    est.fit(ctx.X_input, ctx.y_input)
     res = est.results_
     summary = {
         "value": float(est.score()),
@@ -164,23 +166,16 @@ def _run_mmdtv(ctx):
     }
     pairs = _prefixed(res, "mmdtv", ["epsilon", "mmd", "mmd2_unbiased", "bandwidth"])
     # Bandwidth sweep on a prefix of the same pairs: max epsilon per scale.
-    sweep = []
-    for scale in p["bandwidth_scales"]:
-        sw = _make(
-            "skprivacy.auditors:MMDTVAuditor",
-            ctx,
-            n_pairs=p["sweep_pairs"],
-            bandwidth_scale=scale,
-        )
-        sw.fit(ctx.X, ctx.y)
-        sweep.append(
-            {
-                "bandwidth_scale": float(scale),
-                "max_epsilon": float(sw.score()),
-                "median_epsilon": float(sw.results_["epsilon"].median()),
-            }
-        )
-    sweep = pd.DataFrame(sweep)
+    from skprivacy.auditors import mmd_bandwidth_sweep
+
+    sweep = mmd_bandwidth_sweep(
+        ctx.X_input,
+        ctx.y_input,
+        scales=p["bandwidth_scales"],
+        n_pairs=p["sweep_pairs"],
+        n_jobs=ctx.n_jobs,
+        random_state=ctx.random_state,
+    )
     summaries = {
         "mmdtv": summary,
         "mmdtv_bandwidth_sweep": {
@@ -192,8 +187,12 @@ def _run_mmdtv(ctx):
             ),
             "per_scale": _jsonable(sweep.to_dict(orient="records")),
             "n_pairs": _n(p["sweep_pairs"], ctx),
-            "estimator": "MMDTVAuditor",
-            "parameters": {"bandwidth_scale": list(p["bandwidth_scales"])},
+            "estimator": "mmd_bandwidth_sweep",
+            "parameters": {
+                "scales": list(p["bandwidth_scales"]),
+                "n_pairs": p["sweep_pairs"],
+                "random_state": ctx.random_state,
+            },
         },
     }
     return MethodResult(summaries, pairs, {"eps": res["epsilon"], "sweep": sweep})
@@ -220,7 +219,7 @@ def _run_permutation(ctx):
         n_pairs=p["permutation_pairs"],
         n_permutations=p["n_permutations"],
     )
-    est.fit(ctx.X, ctx.y)
+    est.fit(ctx.X_input, ctx.y_input)
     res = est.results_
     pvals = res["p_value"].to_numpy(dtype=float)
     Xc, yc = _control_subset(ctx, p["control_identities"])
@@ -254,6 +253,14 @@ def _run_permutation(ctx):
             "median_control_epsilon": float(ctl.epsilon_median),
             "max_control_epsilon": float(ctl.epsilon_max),
             "estimator": "MMDTVAuditor via split_half_controls",
+            "certifies": (
+                "Calibration: both halves come from one identity, so a valid test "
+                "rejects about 5% of them."
+            ),
+            "does_not_certify": (
+                "A rate far above 0.05 means the permutation test (or the data, e.g. "
+                "duplicated images) is not behaving as assumed."
+            ),
             "parameters": {"n_permutations": m},
         },
     }
@@ -267,7 +274,7 @@ def _run_permutation(ctx):
 def _run_rocht(ctx):
     p = ctx.protocol
     est = _make("skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=p["rocht_pairs"])
-    est.fit(ctx.X, ctx.y)
+    est.fit(ctx.X_input, ctx.y_input)
     res = est.results_
     eps = res["epsilon"].to_numpy(dtype=float)
     summary = {
@@ -277,7 +284,7 @@ def _run_rocht(ctx):
         "max": float(np.max(eps)),
         "mean_auc": float(res["auc"].mean()),
         "n_infinite": int(np.isinf(eps).sum()),
-        "n_corner": int(res["corner"].sum()) if "corner" in res else None,
+        "n_corner": int(res["corner"].sum()),
         "n_pairs": len(res),
         "estimator": "ROCHTAuditor",
         "parameters": _params(est),
@@ -289,34 +296,37 @@ def _run_rocht(ctx):
 
 
 def _most_separable_roc(ctx, est, res):
-    """Out-of-fold ROC of the pair with the largest AUC, with its KOV point."""
+    """Out-of-fold ROC of the pair with the largest AUC, with its KOV point.
+
+    Recomputed with the auditor's own folds (rows of A then B in input order,
+    ``StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed_)``), so the
+    curve is the one behind that pair's row of ``results_``.
+    """
     from sklearn.base import clone
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score, roc_curve
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import StratifiedKFold
 
     row = res.sort_values(["auc", "epsilon"], ascending=False).iloc[0]
-    mask = (ctx.y == row["id_a"]) | (ctx.y == row["id_b"])
-    Xp, yp = ctx.X[mask], (ctx.y[mask] == row["id_b"]).astype(int)
+    rows_a = np.flatnonzero(ctx.y == row["id_a"])
+    rows_b = np.flatnonzero(ctx.y == row["id_b"])
+    Xp = ctx.X[np.r_[rows_a, rows_b]]
+    yp = np.r_[np.zeros(len(rows_a), int), np.ones(len(rows_b), int)]
     clf = getattr(est, "classifier", None)
     clf = (
-        LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
-        if clf is None
-        else clone(clf)
+        LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000) if clf is None else clf
     )
-    n_splits = int(min(getattr(est, "cv", 5) or 5, np.bincount(yp).min()))
-    cv = StratifiedKFold(n_splits, shuffle=True, random_state=ctx.random_state)
-    method = "predict_proba" if hasattr(clf, "predict_proba") else "decision_function"
-    scores = cross_val_predict(clf, Xp, yp, cv=cv, method=method)
-    if scores.ndim == 2:
-        scores = scores[:, 1]
+    n_folds = int(row["n_folds"]) if "n_folds" in row else min(est.cv, *np.bincount(yp))
+    seed = getattr(est, "fold_seed_", ctx.random_state)
+    scores = np.empty(len(yp))
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    for train, test in folds.split(Xp, yp):
+        fitted = clone(clf).fit(Xp[train], yp[train])
+        if hasattr(fitted, "predict_proba"):
+            scores[test] = fitted.predict_proba(Xp[test])[:, 1]
+        else:
+            scores[test] = fitted.decision_function(Xp[test])
     fpr, tpr, _ = roc_curve(yp, scores)
-    delta = float(getattr(est, "delta", 0.0) or 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log((tpr - delta) / fpr)
-        b = np.log((1 - fpr - delta) / (1 - tpr))
-    kov = np.nan_to_num(np.maximum(a, b), nan=-np.inf)
-    k = int(np.argmax(kov))
     return {
         "id_a": row["id_a"],
         "id_b": row["id_b"],
@@ -324,11 +334,74 @@ def _most_separable_roc(ctx, est, res):
         "tpr": tpr,
         "auc": float(roc_auc_score(yp, scores)),
         "auc_table": float(row["auc"]),
-        "kov_fpr": float(fpr[k]),
-        "kov_tpr": float(tpr[k]),
-        "kov_epsilon": float(kov[k]),
-        "epsilon_table": float(row["epsilon"]),
+        "kov_fpr": float(row.get("fpr", np.nan)),
+        "kov_tpr": float(row.get("tpr", np.nan)),
+        "kov_epsilon": float(row["epsilon"]),
     }
+
+
+# -- certificates --------------------------------------------------------------------
+def _run_certificate(ctx):
+    p = ctx.protocol
+    est = _make(
+        "skprivacy.auditors:ROCHTCertifier", ctx, n_pairs=p["certificate_pairs"]
+    )
+    est.fit(ctx.X_input, ctx.y_input)
+    res = est.results_
+    summary = {
+        "value": float(est.score()),
+        "kind": est.guarantee_,
+        "statistic": (
+            "largest reserved-test ROC-HT certified epsilon lower bound over the "
+            f"pairs, simultaneous at confidence {est.confidence:g}"
+        ),
+        "confidence": float(est.confidence),
+        "n_certified": int(est.n_certified_),
+        "n_positive_certificates": int((res["epsilon"] > 0).sum()),
+        "ceiling": float(est.ceiling_),
+        "median": float(res["epsilon"].median()),
+        "n_pairs": len(res),
+        "estimator": "ROCHTCertifier",
+        "parameters": _params(est),
+    }
+    if est.ceiling_ <= 0:
+        summary["note"] = (
+            "the reserved test sets are too small to certify any epsilon > 0 at "
+            "this confidence and number of pairs"
+        )
+    pairs = _prefixed(
+        res, "cert", ["epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg", "train_auc"]
+    )
+    return MethodResult({"rocht_certificate": summary}, pairs, {"eps": res["epsilon"]})
+
+
+def _run_mmdtv_certified(ctx):
+    p = ctx.protocol
+    est = _make(
+        "skprivacy.auditors:MMDTVAuditor",
+        ctx,
+        n_pairs=p["mmdtv_pairs"],
+        confidence=p.get("confidence", 0.95),
+    )
+    est.fit(ctx.X_input, ctx.y_input)
+    res = est.results_
+    summary = {
+        "value": float(est.score()),
+        "kind": est.guarantee_,
+        "statistic": (
+            "largest certified MMD-TV epsilon lower bound over the pairs "
+            f"(Hoeffding bound on MMD, simultaneous at confidence {est.confidence:g})"
+        ),
+        "confidence": float(est.confidence),
+        "n_positive_certificates": int((res["epsilon_lower"] > 0).sum()),
+        "n_pairs": len(res),
+        "estimator": "MMDTVAuditor",
+        "parameters": _params(est),
+    }
+    pairs = _prefixed(res, "mmdtvc", ["epsilon_lower", "mmd_lower"])
+    return MethodResult(
+        {"mmdtv_certified": summary}, pairs, {"eps": res["epsilon_lower"]}
+    )
 
 
 # -- residual Gaussianity ----------------------------------------------------------
@@ -377,7 +450,7 @@ def _w_pairs(key, cost):
     return weight
 
 
-METHODS = {
+_SPECS = {
     spec.name: spec
     for spec in [
         MethodSpec(
@@ -465,6 +538,38 @@ METHODS = {
             ),
         ),
         MethodSpec(
+            name="certificate",
+            title="ROC-HT reserved-test certificate",
+            requires=("skprivacy.auditors:ROCHTCertifier",),
+            run=_run_certificate,
+            weight=_w_pairs("certificate_pairs", 0.04),
+            certifies=(
+                "A certificate: if the embeddings came from an epsilon-DP mechanism, "
+                "the chance that any certified value exceeds epsilon is at most "
+                "1 - confidence, simultaneously over the certified pairs "
+                "(threshold fixed on training rows, Clopper-Pearson on reserved rows)."
+            ),
+            does_not_certify=(
+                "A lower bound only: 0 means 'not certifiable with this test size', "
+                "not 'private'; it cannot exceed the reported ceiling of the test size."
+            ),
+        ),
+        MethodSpec(
+            name="mmdtv_certified",
+            title="MMD-TV certificate",
+            requires=("skprivacy.auditors:MMDTVAuditor",),
+            run=_run_mmdtv_certified,
+            weight=_w_pairs("mmdtv_pairs", 0.003),
+            certifies=(
+                "A certificate: a lower confidence bound on the MMD (Hoeffding, "
+                "simultaneous over pairs and bandwidths) mapped through the TV chain."
+            ),
+            does_not_certify=(
+                "Very conservative at tens of samples per identity (often 0); at most "
+                "about 1.763 for an RBF kernel."
+            ),
+        ),
+        MethodSpec(
             name="gaussianity",
             title="Residual Gaussianity",
             requires=(),
@@ -481,6 +586,11 @@ METHODS = {
         ),
     ]
 }
+
+
+# Run order = METHOD_NAMES (cheap point estimates first, certificates after).
+METHODS = {name: _SPECS[name] for name in METHOD_NAMES}
+assert set(METHODS) == set(_SPECS), "METHOD_NAMES and the registry disagree"
 
 
 def available_methods():

@@ -15,12 +15,12 @@ def _new(figsize=(6.4, 3.6)):
     # global figure registry to leak into.
     from matplotlib.figure import Figure
 
-    return Figure(figsize=figsize)
+    return Figure(figsize=figsize, layout="constrained")
 
 
 def _save(fig):
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=96)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -35,8 +35,10 @@ def _eps_distributions(extra):
         series["MMD-TV"] = extra["mmdtv"]["eps"]
     if "rocht" in extra:
         series["ROC-HT"] = extra["rocht"]["eps"]
-    if "certificate" in extra and "eps" in extra["certificate"]:
-        series["ROC-HT certified"] = extra["certificate"]["eps"]
+    if "certificate" in extra:
+        series["ROC-HT certificate"] = extra["certificate"]["eps"]
+    if "mmdtv_certified" in extra:
+        series["MMD-TV certificate"] = extra["mmdtv_certified"]["eps"]
     if not series:
         return None
     fig = _new((6.8, 0.6 + 0.75 * len(series)))
@@ -48,7 +50,7 @@ def _eps_distributions(extra):
         n_inf.append(int(np.isinf(eps).sum()))
         labels.append(f"{label} (n={len(eps)})")
         data.append(finite if len(finite) else np.array([np.nan]))
-    ax.boxplot(data, vert=False, showfliers=True)
+    ax.boxplot(data, orientation="horizontal", showfliers=True)
     ax.set_yticks(np.arange(1, len(labels) + 1), labels)
     for i, k in enumerate(n_inf, start=1):
         if k:

@@ -2,7 +2,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Named audit protocols: how many pairs and permutations each method gets."""
 
-__all__ = ["PROTOCOLS"]
+__all__ = ["METHOD_NAMES", "PROTOCOLS"]
+
+#: Registered method names, in run order (kept here, import-light, for the CLI
+#: parser; ``skprivacy.report._methods.METHODS`` holds their implementations).
+METHOD_NAMES = (
+    "gaussmech",
+    "kdelr",
+    "mmdtv",
+    "mmdtv_certified",
+    "permutation",
+    "rocht",
+    "certificate",
+    "gaussianity",
+)
 
 #: ``None`` for a pair count means every pair (exhaustive). Every method uses a
 #: prefix of the same seeded pair ordering, so methods compare the same pairs.

@@ -1,0 +1,271 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""``skprivacy audit``: outputs, numbers equal to the estimators', error handling."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skprivacy.cli import main
+from skprivacy.cli._progress import Progress
+from skprivacy.datasets import make_identity_embeddings, read_embeddings
+from skprivacy.report._methods import available_methods
+
+OUTPUTS = {"report.html", "summary.json", "pairs.csv", "provenance.json"}
+
+
+def _cli(*args, cwd=None):
+    """Run the console entry point in a subprocess (as users do)."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    return subprocess.run(
+        [sys.executable, "-m", "skprivacy", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def csv_file(tmp_path_factory):
+    X, ids = make_identity_embeddings(12, 10, 16, noise=2.0, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame.insert(0, "person", np.array([f"p{i:02d}" for i in ids]))
+    frame.insert(1, "note", "x")  # a non-numeric column: ignored and reported
+    frame.loc[3, "f0"] = np.nan  # one unusable row: dropped and reported
+    path = tmp_path_factory.mktemp("data") / "emb.csv.gz"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def audit_dir(csv_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "report"
+    status = main(
+        ["audit", str(csv_file), "--id-column", "person", "--out", str(out), "--quiet"]
+    )
+    assert status == 0
+    return out
+
+
+def test_writes_four_outputs(audit_dir):
+    assert {p.name for p in audit_dir.iterdir()} == OUTPUTS
+
+
+def test_console_script_subprocess(csv_file, tmp_path):
+    out = tmp_path / "r"
+    proc = _cli(
+        "audit",
+        csv_file,
+        "--id-column",
+        "person",
+        "--methods",
+        "gaussmech",
+        "--out",
+        out,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} == OUTPUTS
+    # Not a terminal: periodic plain lines with percentages, no carriage returns.
+    assert "%" in proc.stderr and "\r" not in proc.stderr
+    assert proc.stdout == ""
+    quiet = _cli(
+        "audit",
+        csv_file,
+        "--id-column",
+        "person",
+        "--methods",
+        "gaussmech",
+        "--out",
+        out,
+        "--force",
+        "--quiet",
+    )
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_report_is_self_contained(audit_dir):
+    html = (audit_dir / "report.html").read_text()
+    assert "http://" not in html and "https://" not in html
+    assert "<link" not in html and "<script" not in html
+    srcs = [s.split('"')[1] for s in html.split("src=")[1:]]
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert "point estimate" in html
+
+
+def _summary(audit_dir):
+    return json.loads((audit_dir / "summary.json").read_text())
+
+
+def test_summary_equals_estimators(audit_dir, csv_file):
+    """summary.json numbers are what the public estimators return, same seed."""
+    from skprivacy.report import PROTOCOLS
+
+    p = PROTOCOLS["quick"]
+    X, ids, _ = read_embeddings(csv_file, id_column="person")
+    summary = _summary(audit_dir)
+    methods = available_methods()
+    checked = 0
+    if "gaussmech" in methods:
+        from skprivacy.auditors import GaussMechAuditor
+
+        est = GaussMechAuditor(n_pairs=p["gaussmech_pairs"], random_state=0)
+        with pytest.warns(UserWarning):
+            assert float(summary["gaussmech"]["value"]) == est.fit(X, ids).score()
+        assert summary["gaussmech"]["kind"] == "point estimate"
+        checked += 1
+    if "mmdtv" in methods:
+        from skprivacy.auditors import MMDTVAuditor
+
+        est = MMDTVAuditor(n_pairs=p["mmdtv_pairs"], random_state=0)
+        with pytest.warns(UserWarning):
+            assert float(summary["mmdtv"]["value"]) == est.fit(X, ids).score()
+        assert summary["mmdtv"]["parameters"]["n_pairs"] == p["mmdtv_pairs"]
+        checked += 1
+    if "kdelr" in methods:
+        from skprivacy.auditors import KDELRAuditor
+
+        for alpha in p["kdelr_alphas"]:
+            est = KDELRAuditor(alpha=alpha, n_pairs=p["kdelr_pairs"], random_state=0)
+            with pytest.warns(UserWarning):
+                value = est.fit(X, ids).score()
+            assert float(summary[f"kdelr_alpha={alpha:g}"]["value"]) == value
+        checked += 1
+    if "rocht" in methods:
+        from skprivacy.auditors import ROCHTAuditor
+
+        est = ROCHTAuditor(n_pairs=p["rocht_pairs"], random_state=0)
+        with pytest.warns(UserWarning):
+            assert float(summary["rocht"]["value"]) == est.fit(X, ids).score()
+        checked += 1
+    assert checked >= 1
+
+
+def test_pairs_csv_matches_estimator_results(audit_dir, csv_file):
+    pairs = pd.read_csv(audit_dir / "pairs.csv")
+    # 12 identities: 66 pairs; quick audits GaussMech on min(100, 66) of them.
+    assert len(pairs) == 66
+    assert not pairs[["id_a", "id_b"]].duplicated().any()
+    assert (pairs["id_a"] < pairs["id_b"]).all()
+    assert pairs["pair_rank"].tolist() == list(range(66))
+    if "gaussmech" in available_methods():
+        from skprivacy.auditors import GaussMechAuditor
+
+        X, ids, _ = read_embeddings(csv_file, id_column="person")
+        with pytest.warns(UserWarning):
+            res = GaussMechAuditor(n_pairs=100, random_state=0).fit(X, ids).results_
+        np.testing.assert_array_equal(pairs["id_a"], res["id_a"])
+        np.testing.assert_allclose(
+            pairs["gaussmech_epsilon"], res["epsilon"], rtol=1e-15
+        )
+
+
+def test_provenance(audit_dir, csv_file):
+    import hashlib
+
+    prov = json.loads((audit_dir / "provenance.json").read_text())
+    assert prov["input"]["sha256"] == hashlib.sha256(csv_file.read_bytes()).hexdigest()
+    assert prov["input"]["ignored_columns"] == ["note"]
+    assert prov["n_rows_before"] == 120 and prov["n_rows_after"] == 119
+    assert prov["dropped_rows"]["non_finite"] == 1
+    assert prov["n_identities_before"] == prov["n_identities_after"] == 12
+    assert prov["seed"] == 0 and len(prov["pairs"]) == 66
+    assert prov["pairs"][0] == pd.read_csv(audit_dir / "pairs.csv").iloc[0, :2].tolist()
+    assert {"numpy", "scikit-learn", "skprivacy", "python"} <= set(prov["versions"])
+    assert prov["start_time"] <= prov["end_time"]
+    assert prov["command_line"].startswith("skprivacy audit ")
+
+
+# -- errors: one line on stderr, exit status 2, never a traceback -----------------------
+def _bad_inputs(tmp):
+    no_pairs = tmp / "single.csv"
+    pd.DataFrame({"identity": ["a", "b", "c"], "e0": [1.0, 2.0, 3.0]}).to_csv(
+        no_pairs, index=False
+    )
+    garbage = tmp / "garbage.parquet"
+    garbage.write_bytes(b"\x00\x01 not parquet at all")
+    text_only = tmp / "text.csv"
+    text_only.write_text("identity,name\na,x\nb,y\n")
+    good = tmp / "good.csv"
+    pd.DataFrame(
+        {"identity": ["a", "a", "b", "b"], "e0": [1.0, 1.1, -1.0, -1.2], "e1": 1.0}
+    ).to_csv(good, index=False)
+    existing = tmp / "exists"
+    existing.mkdir()
+    return {
+        "missing file": (["audit", tmp / "nope.csv"], "not found"),
+        "missing id column": (
+            ["audit", good, "--id-column", "person"],
+            "identity column",
+        ),
+        "unreadable data": (["audit", garbage], "unreadable"),
+        "no numeric column": (["audit", text_only], "unreadable"),
+        "no auditable pairs": (["audit", no_pairs], "auditable"),
+        "existing output": (["audit", good, "--out", existing], "--force"),
+        "bad protocol": (["audit", good, "--protocol", "fast"], "protocol"),
+    }
+
+
+def test_errors_one_line_exit_2(tmp_path):
+    cases = _bad_inputs(tmp_path)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    # One subprocess per documented error, run concurrently (each is mostly
+    # interpreter start-up and imports).
+    procs = {
+        case: subprocess.Popen(
+            [sys.executable, "-m", "skprivacy", *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+        )
+        for case, (args, _) in cases.items()
+    }
+    for case, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        lines = stderr.strip().splitlines()
+        assert proc.returncode == 2, (case, stderr)
+        assert len(lines) == 1, (case, stderr)
+        assert lines[0].startswith("skprivacy: error:"), case
+        assert cases[case][1] in lines[0], (case, lines[0])
+        assert "Traceback" not in stderr and stdout == ""
+
+
+def test_force_overwrites(csv_file, tmp_path):
+    out = tmp_path / "o"
+    args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
+    args += ["gaussianity", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    assert main(args) == 2
+    assert main([*args, "--force"]) == 0
+
+
+def test_progress_modes():
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = TTY()
+    with Progress(2.0, stream=tty) as p:
+        p.start("stage one", 1.0)
+        p.finish()
+    assert "\r" in tty.getvalue() and "ETA" in tty.getvalue()
+    plain = io.StringIO()
+    with Progress(2.0, stream=plain) as p:
+        p.start("stage one", 1.0)
+        p.finish()
+    assert "\r" not in plain.getvalue()
+    assert "stage one done" in plain.getvalue()
+    quiet = io.StringIO()
+    with Progress(2.0, stream=quiet, quiet=True) as p:
+        p.start("stage one", 1.0)
+        p.finish()
+    assert quiet.getvalue() == ""
