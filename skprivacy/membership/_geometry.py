@@ -190,7 +190,8 @@ class MembershipGeometry(BaseEstimator):
         Margin ``m`` (multiplicative for ``"sphereface"``).
     classifier : estimator or None, default=None
         Fusion classifier over the statistics (one row per identity). None
-        means ``make_pipeline(StandardScaler(), LogisticRegression())``.
+        means ``make_pipeline(StandardScaler(),
+        LogisticRegression(solver="newton-cholesky"))``.
     cv : int, cross-validation generator or iterable, default=5
         Folds over *identities* for ``fusion_auc_``. An int means
         ``StratifiedKFold(cv, shuffle=True, random_state=random_state)`` on the
@@ -430,7 +431,9 @@ class MembershipGeometry(BaseEstimator):
         )
 
         classifier = (
-            make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+            make_pipeline(
+                StandardScaler(), LogisticRegression(solver="newton-cholesky")
+            )
             if self.classifier is None
             else self.classifier
         )

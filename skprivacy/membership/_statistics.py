@@ -287,6 +287,9 @@ def _prototype_ce(
     n_jobs=None,
 ):
     G = len(seg.k)
+    if G == 1:
+        # No other identity, no negatives: -L = -log(1) = 0 for every query.
+        return np.zeros(1)
     W = seg.S / np.sqrt(seg.S2)[:, None]
     s_own = scale * apply_head(head, _own_cos(seg, leave_one_out), margin)
     neg_weight = None

@@ -1,0 +1,257 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""MembershipGeometry: AUCs, ground truth from the generator, sklearn integration."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from numpy.testing import assert_allclose
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+
+from skprivacy.datasets import make_membership_embeddings
+from skprivacy.membership import (
+    STATISTICS,
+    MembershipGeometry,
+    audit_reference_sets,
+    membership_auc,
+)
+
+
+def _data(**kw):
+    params = {
+        "n_members": 60,
+        "n_nonmembers": 60,
+        "n_samples_per_identity": 8,
+        "n_features": 32,
+        "concentration_gap": 0.4,
+        "random_state": 0,
+    }
+    params.update(kw)
+    return make_membership_embeddings(**params)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, ids, member = _data()
+    return MembershipGeometry(random_state=0).fit(X, ids, member=member), (
+        X,
+        ids,
+        member,
+    )
+
+
+def test_statistics_table_and_aucs_match_sklearn(fitted):
+    mg, (X, ids, member) = fitted
+    table = mg.statistics_
+    assert table.columns.tolist() == ["identity", "member", "k", *STATISTICS]
+    assert len(table) == 120 and (table["k"] == 8).all()
+    assert_allclose(table["member"].astype(bool), np.arange(120) < 60)
+    for stat in STATISTICS:
+        expected = roc_auc_score(table["member"].astype(bool), table[stat])
+        assert mg.auc_[stat] == pytest.approx(expected, abs=1e-12)
+    assert (mg.separability_["members_higher"] == (mg.auc_ > 0.5)).all()
+    assert 0.5 < mg.fusion_auc_ <= 1 and len(mg.fusion_cv_auc_) == 5
+    assert mg.score() == mg.fusion_auc_
+
+
+def test_membership_auc_is_not_flipped():
+    assert membership_auc([1, 1, 0, 0], [0.1, 0.2, 0.8, 0.9]) == 0.0
+    assert membership_auc([1, 0, 0], [1.0, 1.0, 0.0]) == 0.75  # ties count 1/2
+    assert membership_auc([1, 0], [np.inf, 5.0]) == 1.0
+
+
+def test_no_difference_gives_chance_auc():
+    X, ids, member = _data(n_members=150, n_nonmembers=150, concentration_gap=0.0)
+    mg = MembershipGeometry(random_state=0).fit(X, ids, member=member)
+    se = mg.separability_["auc_se"]
+    # within 3 standard errors of 0.5 (SE ~ 0.033 for 150 vs 150)
+    assert ((mg.auc_ - 0.5).abs() < 3 * se).all(), mg.separability_
+    assert abs(mg.fusion_auc_ - 0.5) < 3 * se.max()
+
+
+def test_auc_grows_monotonically_with_concentration_gap():
+    aucs = []
+    for gap in [0.0, 0.15, 0.3, 0.6, 1.0]:
+        X, ids, member = _data(concentration_gap=gap)
+        aucs.append(MembershipGeometry().fit(X, ids, member=member).auc_)
+    aucs = pd.DataFrame(aucs)
+    assert (aucs.diff().iloc[1:] > 0).all().all(), aucs
+
+
+def test_fusion_beats_best_single_statistic_on_complementary_case():
+    # Members are both tighter (all four statistics) and more isolated from the
+    # other identities (ProtoCE only): no single statistic weighs both signals.
+    X, ids, member = make_membership_embeddings(
+        n_members=300,
+        n_nonmembers=300,
+        n_features=64,
+        concentration_gap=0.1,
+        isolation_gap=0.2,
+        random_state=0,
+    )
+    mg = MembershipGeometry(random_state=0).fit(X, ids, member=member)
+    assert mg.fusion_auc_ > mg.auc_.max() + 0.02, (mg.fusion_auc_, mg.auc_)
+
+
+def test_domain_shift_inflates_the_auc():
+    kw = {
+        "n_members": 80,
+        "n_nonmembers": 80,
+        "n_features": 32,
+        "concentration_gap": 0.2,
+        "random_state": 1,
+    }
+    X, ids, m = make_membership_embeddings(**kw)
+    Xs, ids_s, _ = make_membership_embeddings(domain_shift=0.4, **kw)
+    # the generator keeps the members identical across domain_shift
+    assert_allclose(X[m], Xs[m])
+    refs = {"held-out": (X[~m], ids[~m]), "shifted": (Xs[~m], ids_s[~m])}
+    res = audit_reference_sets(
+        X[m],
+        ids[m],
+        refs,
+        same_domain="held-out",
+        estimator=MembershipGeometry(random_state=0),
+    )
+    assert set(res.columns) >= {"reference", "role", "statistic", "auc"}
+    wide = res.pivot(index="statistic", columns="reference", values="auc")
+    assert (wide["shifted"] > wide["held-out"]).all(), wide
+    assert set(res.loc[res.reference == "held-out", "role"]) == {"membership"}
+    # the same-domain row equals a direct fit on members + held-out non-members
+    direct = MembershipGeometry(random_state=0).fit(X, ids, member=m)
+    assert_allclose(
+        wide.loc[list(STATISTICS), "held-out"], direct.auc_[list(STATISTICS)]
+    )
+
+
+def test_reference_helper_errors():
+    X, ids, m = _data(n_members=5, n_nonmembers=5)
+    with pytest.raises(ValueError, match="non-empty dict"):
+        audit_reference_sets(X[m], ids[m], {})
+    with pytest.raises(ValueError, match="same_domain"):
+        audit_reference_sets(X[m], ids[m], {"a": (X[~m], ids[~m])}, same_domain="b")
+
+
+# ---------------------------------------------------------------------------
+# sklearn integration
+# ---------------------------------------------------------------------------
+def test_cross_validate_identity_grouped_two_ways():
+    X, ids, member = _data()
+    Y = np.column_stack([ids, member.astype(int)])
+    plain = cross_validate(
+        MembershipGeometry(random_state=0),
+        X,
+        Y,
+        groups=ids,
+        cv=GroupKFold(4),
+        return_indices=True,
+    )
+    for train, test in zip(plain["indices"]["train"], plain["indices"]["test"]):
+        assert not set(ids[train]) & set(ids[test])  # folds split by identity
+    assert (plain["test_score"] > 0.5).all()
+    with sklearn.config_context(enable_metadata_routing=True):
+        mg = (
+            MembershipGeometry(random_state=0)
+            .set_fit_request(member=True)
+            .set_score_request(member=True)
+        )
+        routed = cross_validate(
+            mg, X, ids, cv=GroupKFold(4), params={"member": member, "groups": ids}
+        )
+    assert_allclose(routed["test_score"], plain["test_score"])
+
+
+def test_grid_search_round_trip():
+    X, ids, member = _data()
+    Y = np.column_stack([ids, member.astype(int)])
+    grid = GridSearchCV(
+        MembershipGeometry(
+            statistics=["pair_cos", "prototype_ce"], cv=3, random_state=0
+        ),
+        {"head": ["arcface", "cosface"]},
+        cv=GroupKFold(3),
+    ).fit(X, Y, groups=ids)
+    assert grid.best_score_ > 0.5
+    assert grid.best_estimator_.statistics_.columns[-1] == "prototype_ce"
+
+
+def test_predictions_on_new_identities(fitted):
+    mg, _ = fitted
+    X, ids, member = _data(random_state=5)
+    X = X.copy()
+    X[0] = np.nan  # dropped row
+    with pytest.warns(UserWarning, match="Dropped 1"):
+        proba = mg.predict_proba(X, ids)
+    assert proba.shape == (len(X), 2) and np.isnan(proba[0]).all()
+    assert_allclose(proba[1:].sum(axis=1), 1.0)
+    # every row of an identity carries that identity's value
+    frame = pd.DataFrame({"id": ids[1:], "p": proba[1:, 1]})
+    assert (frame.groupby("id")["p"].nunique() == 1).all()
+    with pytest.warns(UserWarning):
+        dec = mg.decision_function(X, ids)
+        table = mg.score_identities(X, ids)
+    first = dict(zip(table["identity"], table["membership_score"]))
+    assert_allclose(dec[1:], [first[i] for i in ids[1:]])
+    # score = AUC over the held-out identities of the fused score
+    with pytest.warns(UserWarning):
+        auc = mg.score(X, ids, member=member)
+    m_id = pd.Series(member, index=ids).groupby(level=0).first()
+    expected = roc_auc_score(m_id.loc[table["identity"]], table["membership_score"])
+    assert auc == pytest.approx(expected, abs=1e-12)
+    # a single new identity can be assessed
+    one = mg.predict_proba(X[ids == 3], ids[ids == 3])
+    assert one.shape == (8, 2)
+
+
+def test_other_classifier_and_statistics_subset():
+    X, ids, member = _data()
+    mg = MembershipGeometry(
+        statistics=["pair_cos", "penalised_logit"],
+        classifier=RandomForestClassifier(n_estimators=20, random_state=0),
+        cv=3,
+        random_state=0,
+    ).fit(X, ids, member=member)
+    assert list(mg.auc_.index) == ["pair_cos", "penalised_logit"]
+    assert not hasattr(mg, "decision_function")  # the forest has none
+    assert mg.predict_proba(X, ids).shape == (len(X), 2)
+
+
+def test_fit_without_membership_is_a_geometry_table():
+    X, ids, _ = _data()
+    mg = MembershipGeometry().fit(X, ids)
+    assert mg.statistics_["member"].isna().all()
+    assert not hasattr(mg, "auc_") and not hasattr(mg, "predict_proba")
+    with pytest.raises(ValueError, match="fit with member"):
+        mg.score()
+
+
+def test_errors_are_clear():
+    X, ids, member = _data(n_members=6, n_nonmembers=6)
+    mixed = member.copy()
+    mixed[0] = not mixed[0]
+    with pytest.raises(ValueError, match="constant within an identity.*1 identity"):
+        MembershipGeometry().fit(X, ids, member=mixed)
+    with pytest.raises(ValueError, match="both member and non-member"):
+        MembershipGeometry().fit(X, ids, member=np.ones(len(ids)))
+    with pytest.raises(ValueError, match="0/1 or boolean"):
+        MembershipGeometry().fit(X, ids, member=np.where(member, "in", "out"))
+    with pytest.raises(ValueError, match="given twice"):
+        MembershipGeometry().fit(X, np.column_stack([ids, member]), member=member)
+    with pytest.raises(ValueError, match="cv=10 folds"):
+        MembershipGeometry(cv=10).fit(X, ids, member=member)
+    with pytest.raises(ValueError, match="statistics must be"):
+        MembershipGeometry(statistics=["pair_cos", "entropy"]).fit(X, ids)
+    mg = MembershipGeometry(cv=3).fit(X, ids, member=member)
+    with pytest.raises(ValueError, match="needs membership labels"):
+        mg.score(X, ids)
+
+
+def test_same_seed_bit_identical():
+    X, ids, member = _data()
+    a = MembershipGeometry(random_state=3).fit(X, ids, member=member)
+    b = MembershipGeometry(random_state=3).fit(X, ids, member=member)
+    assert a.fusion_auc_ == b.fusion_auc_
+    pd.testing.assert_frame_equal(a.statistics_, b.statistics_)

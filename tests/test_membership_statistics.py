@@ -1,0 +1,317 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The four membership statistics against naive per-identity loops and hand cases."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.testing import assert_allclose
+
+from skprivacy.datasets import load_yale_faces, make_membership_embeddings
+from skprivacy.exceptions import DroppedRowsWarning, ExcludedIdentitiesWarning
+from skprivacy.membership import (
+    membership_statistics,
+    pair_cos,
+    penalised_logit,
+    prototype_ce,
+    vmf_kappa,
+)
+
+RTOL = 1e-9
+
+
+# ---------------------------------------------------------------------------
+# Independent naive implementations, written from the formulas (paper 001 /
+# DESIGN.md) with Python loops over identities, probes and pairs.
+# ---------------------------------------------------------------------------
+def _g(head, c, m):
+    c = min(1.0, max(-1.0, c))
+    if head == "arcface":
+        return math.cos(math.acos(c) + m)
+    if head == "cosface":
+        return c - m
+    if head == "sphereface":
+        return math.cos(m * math.acos(c))
+    return float(head(np.array(c), m))
+
+
+def _unit(v):
+    return v / math.sqrt(sum(x * x for x in v))
+
+
+def _groups(X, ids):
+    Z = np.array([_unit(row) for row in np.asarray(X, dtype=float)])
+    ids = np.asarray(ids)
+    labels = sorted(set(ids.tolist()))
+    return Z, {lab: Z[ids == lab] for lab in labels}
+
+
+def naive_pair_cos(X, ids):
+    _, groups = _groups(X, ids)
+    out = {}
+    for lab, E in groups.items():
+        k = len(E)
+        vals = [float(np.dot(E[i], E[j])) for i in range(k) for j in range(i + 1, k)]
+        out[lab] = math.fsum(vals) / len(vals)
+    return pd.Series(out)
+
+
+def naive_vmf_kappa(X, ids):
+    Z, groups = _groups(X, ids)
+    d = Z.shape[1]
+    out = {}
+    for lab, E in groups.items():
+        R = float(np.linalg.norm(E.mean(axis=0)))
+        out[lab] = R * (d - R * R) / (1 - R * R)
+    return pd.Series(out)
+
+
+def naive_penalised_logit(X, ids, head="arcface", s=64.0, m=0.5):
+    _, groups = _groups(X, ids)
+    out = {}
+    for lab, E in groups.items():
+        ells = []
+        for i in range(len(E)):
+            others = np.delete(E, i, axis=0).mean(axis=0)
+            w = others / np.linalg.norm(others)
+            ells.append(s * _g(head, float(np.dot(E[i], w)), m))
+        out[lab] = math.fsum(ells) / len(ells)
+    return pd.Series(out)
+
+
+def naive_prototype_ce(X, ids, head="arcface", s=64.0, m=0.5, loo=False):
+    _, groups = _groups(X, ids)
+    protos = {lab: _unit(E.mean(axis=0)) for lab, E in groups.items()}
+    out = {}
+    for lab, E in groups.items():
+        losses = []
+        for i, e in enumerate(E):
+            if loo:
+                own_w = _unit(np.delete(E, i, axis=0).mean(axis=0))
+            else:
+                own_w = protos[lab]
+            own = s * _g(head, float(np.dot(e, own_w)), m)
+            neg = [s * float(np.dot(e, w)) for j, w in protos.items() if j != lab]
+            # -L = log(e^own / (e^own + sum e^neg)) = -log(1 + sum e^(neg - own))
+            losses.append(-math.log1p(math.fsum(math.exp(v - own) for v in neg)))
+        out[lab] = math.fsum(losses) / len(losses)
+    return pd.Series(out)
+
+
+# ---------------------------------------------------------------------------
+# Data: real (Yale faces, dlib ResNet embeddings) and synthetic.
+# ---------------------------------------------------------------------------
+def _yale():
+    try:
+        bunch = load_yale_faces()
+        return np.asarray(bunch.data, dtype=float), np.asarray(bunch.identity)
+    except Exception:  # pragma: no cover - fallback while the loader evolves
+        import pathlib
+
+        path = (
+            pathlib.Path(__file__).parents[1]
+            / "skprivacy/datasets/data/yale-faces/dlib_resnet128.csv.gz"
+        )
+        df = pd.read_csv(path)
+        feats = [c for c in df.columns if c.startswith(("e", "f", "x"))]
+        return df[feats].to_numpy(float), df["identity"].to_numpy()
+
+
+def _synthetic():
+    X, ids, _ = make_membership_embeddings(
+        n_members=12,
+        n_nonmembers=12,
+        n_samples_per_identity=6,
+        n_features=24,
+        concentration_gap=0.5,
+        random_state=3,
+    )
+    return X, ids
+
+
+def _ragged():
+    # Unnormalised rows, unequal k (2..7), string labels, rows shuffled.
+    rng = np.random.default_rng(7)
+    ks = rng.integers(2, 8, size=15)
+    means = rng.normal(size=(15, 16))
+    X = np.vstack([means[i] + 0.7 * rng.normal(size=(k, 16)) for i, k in enumerate(ks)])
+    X *= rng.uniform(0.5, 3.0, size=(len(X), 1))
+    ids = np.repeat([f"id{i:02d}" for i in range(15)], ks)
+    perm = rng.permutation(len(X))
+    return X[perm], ids[perm]
+
+
+DATASETS = {"yale": _yale, "synthetic": _synthetic, "ragged": _ragged}
+
+
+@pytest.fixture(scope="module", params=list(DATASETS))
+def data(request):
+    return DATASETS[request.param]()
+
+
+def _check(fast, naive):
+    assert list(fast.index) == list(naive.index)
+    assert_allclose(fast.to_numpy(), naive.to_numpy(), rtol=RTOL, atol=0)
+
+
+def test_pair_cos_matches_naive(data):
+    _check(pair_cos(*data), naive_pair_cos(*data))
+
+
+def test_vmf_kappa_matches_naive(data):
+    _check(vmf_kappa(*data), naive_vmf_kappa(*data))
+
+
+@pytest.mark.parametrize(
+    "head, margin",
+    [("arcface", 0.5), ("cosface", 0.35), ("sphereface", 1.35), ("callable", 0.2)],
+)
+def test_penalised_logit_matches_naive(data, head, margin):
+    h = (lambda c, m: c**3 - m) if head == "callable" else head
+    fast = penalised_logit(*data, head=h, scale=30.0, margin=margin)
+    _check(fast, naive_penalised_logit(*data, head=h, s=30.0, m=margin))
+
+
+@pytest.mark.parametrize("loo", [False, True])
+@pytest.mark.parametrize("head", ["arcface", "cosface"])
+def test_prototype_ce_matches_naive(data, head, loo):
+    fast = prototype_ce(*data, head=head, leave_one_out=loo, batch_size=17)
+    _check(fast, naive_prototype_ce(*data, head=head, loo=loo))
+
+
+def test_membership_statistics_table_matches_functions(data):
+    table = membership_statistics(*data, head="cosface", scale=20.0, margin=0.3)
+    assert_allclose(table["pair_cos"], naive_pair_cos(*data).to_numpy(), rtol=RTOL)
+    assert_allclose(
+        table["prototype_ce"],
+        naive_prototype_ce(*data, head="cosface", s=20.0, m=0.3).to_numpy(),
+        rtol=RTOL,
+    )
+    counts = pd.Series(data[1]).value_counts().sort_index()
+    assert table["k"].tolist() == counts.tolist()
+
+
+# ---------------------------------------------------------------------------
+# Hand-worked cases
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("phi_deg", [30.0, 60.0, 100.0])
+def test_two_vectors_at_known_angle(phi_deg):
+    phi = math.radians(phi_deg)
+    X = np.array([[1.0, 0.0, 0.0], [math.cos(phi), math.sin(phi), 0.0]])
+    ids = [0, 0]
+    assert pair_cos(X, ids).iloc[0] == pytest.approx(math.cos(phi), rel=1e-12)
+    s, m = 64.0, 0.5
+    # With k = 2 the leave-one-out prototype of each vector is the other one.
+    expected = {
+        "arcface": s * math.cos(phi + m),
+        "cosface": s * (math.cos(phi) - m),
+        "sphereface": s * math.cos(4 * phi),
+    }
+    for head, value in expected.items():
+        margin = 4 if head == "sphereface" else m
+        got = penalised_logit(X, ids, head=head, scale=s, margin=margin).iloc[0]
+        assert got == pytest.approx(value, rel=1e-12, abs=1e-12)
+    got = penalised_logit(X, ids, head=lambda c, mm: 2 * c + mm, scale=1.0, margin=m)
+    assert got.iloc[0] == pytest.approx(2 * math.cos(phi) + m, rel=1e-12)
+
+
+def test_arcface_is_plain_beyond_pi():
+    # theta + m > pi: plain cos(theta + m), no easy-margin fallback.
+    phi = math.radians(170)
+    X = np.array([[1.0, 0.0], [math.cos(phi), math.sin(phi)]])
+    got = penalised_logit(X, [0, 0], head="arcface", scale=1.0, margin=0.5).iloc[0]
+    assert got == pytest.approx(math.cos(phi + 0.5), rel=1e-12)
+    assert got > math.cos(phi)  # cos is increasing past pi: the plain head's quirk
+
+
+def test_vmf_kappa_by_hand():
+    # k orthonormal vectors in d = k dims: R = 1/sqrt(k), kappa = R (d - R^2)/(1 - R^2)
+    for k in (2, 4):
+        X = np.eye(k)
+        R = 1 / math.sqrt(k)
+        expected = R * (k - R * R) / (1 - R * R)
+        assert vmf_kappa(X, [0] * k).iloc[0] == pytest.approx(expected, rel=1e-12)
+    assert vmf_kappa(np.eye(4), [0] * 4).iloc[0] == pytest.approx(2.5, rel=1e-12)
+    # identical probes: R = 1, the limit kappa = +inf
+    assert vmf_kappa(np.ones((3, 5)), [0, 0, 0]).iloc[0] == np.inf
+
+
+def test_prototype_ce_by_hand():
+    X = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [0.6, 0.8]])
+    s, m = 4.0, 0.1
+    w0 = np.array([1.8, 0.6]) / math.hypot(1.8, 0.6)
+    w1 = np.array([0.6, 1.8]) / math.hypot(0.6, 1.8)
+    losses = []
+    for e in X[:2]:
+        own = s * math.cos(math.acos(e @ w0) + m)
+        neg = s * (e @ w1)
+        losses.append(own - math.log(math.exp(own) + math.exp(neg)))
+    got = prototype_ce(X, [0, 0, 1, 1], scale=s, margin=m)
+    assert got.iloc[0] == pytest.approx(np.mean(losses), rel=1e-12)
+    assert got.iloc[0] == pytest.approx(got.iloc[1], rel=1e-12)  # mirror image
+
+
+# ---------------------------------------------------------------------------
+# Input handling
+# ---------------------------------------------------------------------------
+def test_drops_and_exclusions_are_reported():
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [np.nan, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    ids = ["a", "a", "b", "b", "c"]
+    with pytest.warns(DroppedRowsWarning), pytest.warns(ExcludedIdentitiesWarning):
+        out = pair_cos(X, ids)
+    assert out.index.tolist() == ["a"]
+
+
+def test_bad_input_messages():
+    with pytest.raises(ValueError, match="one identity label per row"):
+        pair_cos(np.eye(3), [0, 0])
+    with pytest.raises(ValueError, match="no identity has at least 2"):
+        with pytest.warns(ExcludedIdentitiesWarning):
+            vmf_kappa(np.eye(3), [0, 1, 2])
+    with pytest.raises(ValueError, match="same shape"):
+        penalised_logit(np.eye(2), [0, 0], head=lambda c, m: np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="head"):
+        penalised_logit(np.eye(2), [0, 0], head="magface")
+
+
+def test_prototype_ce_negative_sampling_is_the_rescaled_formula():
+    X, ids = _synthetic()
+    G = len(np.unique(ids))
+    fast = prototype_ce(X, ids, n_negatives=G - 5, random_state=0)
+    exact = prototype_ce(X, ids)
+    # an approximation: same sign, same order of magnitude and highly rank-correlated
+    assert (fast < 0).all()
+    assert np.corrcoef(fast.rank(), exact.rank())[0, 1] > 0.9
+    # n_negatives >= G - 1 is the exact statistic
+    assert_allclose(prototype_ce(X, ids, n_negatives=G - 1), exact, rtol=RTOL)
+
+
+# ---------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    n_ids=st.integers(2, 5),
+    k=st.integers(2, 5),
+    d=st.integers(2, 9),
+)
+def test_invariances(seed, n_ids, k, d):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_ids * k, d))
+    ids = np.repeat(np.arange(n_ids), k)
+    base = membership_statistics(X, ids).set_index("identity")
+    # rotation, positive row scaling and row order leave every statistic unchanged
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    perm = rng.permutation(len(X))
+    X2 = (X @ Q * rng.uniform(0.1, 10, size=(len(X), 1)))[perm]
+    other = membership_statistics(X2, ids[perm]).set_index("identity")
+    assert_allclose(other.to_numpy(), base.to_numpy(), rtol=1e-7, atol=1e-10)
+    # bounds: PairCos in [-1/(k-1), 1], ProtoCE <= 0
+    assert (base["pair_cos"] <= 1 + 1e-12).all()
+    assert (base["pair_cos"] >= -1 / (k - 1) - 1e-12).all()
+    assert (base["prototype_ce"] <= 0).all()
