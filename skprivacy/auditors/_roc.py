@@ -18,7 +18,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from skprivacy.auditors._base import BasePairAuditor, _entropy
 from skprivacy.utils._sklearn import (
@@ -101,8 +101,8 @@ def _log_ratio(num, den):
     inf = pos & (den <= 0)
     fin = pos & (den > 0)
     out[inf] = np.inf
-    out[fin] = np.log(np.broadcast_to(num, out.shape)[fin]) - np.log(
-        np.broadcast_to(den, out.shape)[fin]
+    out[fin] = np.log(
+        np.broadcast_to(num, out.shape)[fin] / np.broadcast_to(den, out.shape)[fin]
     )
     return out
 
@@ -191,6 +191,20 @@ def roc_summary(y_true, y_score, delta=0.0):
 
 
 # ---------------------------------------------------------- classifier plumbing
+_CONTROLLER = []
+
+
+def single_blas_thread():
+    """Context manager limiting BLAS to one thread (cheap after the first call).
+
+    Per-pair problems are small, so one thread is fastest, and it makes the
+    floating-point result independent of ``n_jobs``.
+    """
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
 def default_classifier():
     """Return the paper's per-pair classifier (a fresh instance)."""
     return LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
@@ -379,9 +393,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         keys = ("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold")
         out = {k: [] for k in keys}
         n_a, n_b, n_folds = [], [], []
-        # Small per-pair problems: one BLAS thread is fastest, and makes the
-        # floating-point result independent of n_jobs.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_blas_thread():
             for a, b in pairs:
                 X, y = pair_rows(data, context.state, a, b)
                 na, nb = int((y == 0).sum()), int((y == 1).sum())

@@ -1,0 +1,220 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Reserved-test certificates: exact bounds, the paper's finding, soundness."""
+
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.stats import beta
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skprivacy import ROCHTCertifier
+from skprivacy.auditors import (
+    certifiable_epsilon_ceiling,
+    certified_epsilon_lb,
+    clopper_pearson_bound,
+)
+from skprivacy.auditors._certify import select_threshold
+from skprivacy.auditors._certify_sim import (
+    make_mechanism_data,
+    run_soundness,
+    true_pair_epsilon,
+)
+from skprivacy.datasets import make_identity_embeddings
+
+
+# --------------------------------------------------------- Clopper–Pearson by hand
+def test_clopper_pearson_matches_beta_ppf_by_hand():
+    a = 0.025
+    assert_allclose(clopper_pearson_bound(7, 20, a), beta.ppf(a, 7, 14), rtol=1e-14)
+    assert_allclose(
+        clopper_pearson_bound(7, 20, a, side="upper"),
+        beta.ppf(1 - a, 8, 13),
+        rtol=1e-14,
+    )
+    # Closed forms at the edges: k = n -> a^(1/n); k = 0 -> 1 - a^(1/n).
+    assert_allclose(clopper_pearson_bound(10, 10, a), a ** (1 / 10), rtol=1e-12)
+    assert_allclose(
+        clopper_pearson_bound(0, 10, a, side="upper"), 1 - a ** (1 / 10), rtol=1e-12
+    )
+    assert clopper_pearson_bound(0, 10, a) == 0.0
+    assert clopper_pearson_bound(10, 10, a, side="upper") == 1.0
+    # Vectorised.
+    got = clopper_pearson_bound([1, 5], [10, 10], 0.05)
+    assert_allclose(got, [beta.ppf(0.05, 1, 10), beta.ppf(0.05, 5, 6)], rtol=1e-14)
+
+
+def test_clopper_pearson_rejects_bad_counts():
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        clopper_pearson_bound(11, 10, 0.05)
+    with pytest.raises(ValueError, match="alpha"):
+        clopper_pearson_bound(1, 10, 1.5)
+
+
+def test_certified_epsilon_written_out():
+    tp, n_pos, fp, n_neg, K = 27, 30, 2, 30, 3
+    a = 0.05 / (2 * K)
+    lo = beta.ppf(a, tp, n_pos - tp + 1)
+    hi = beta.ppf(1 - a, fp + 1, n_neg - fp)
+    expected = max(0.0, math.log(lo / hi), math.log((1 - hi) / (1 - lo)))
+    eps, got_lo, got_hi = certified_epsilon_lb(
+        tp, n_pos, fp, n_neg, n_comparisons=K, return_bounds=True
+    )
+    assert_allclose([eps, got_lo, got_hi], [expected, lo, hi], rtol=1e-12)
+
+
+def test_paper_finding_n6_not_certifiable_n30_certifiable():
+    # Zero-error reserved tests under the global 40-pair correction.
+    assert certified_epsilon_lb(6, 6, 0, 6, n_comparisons=40) == 0.0
+    eps30 = certified_epsilon_lb(30, 30, 0, 30, n_comparisons=40)
+    a = 0.05 / 80
+    assert_allclose(eps30, math.log(a ** (1 / 30) / (1 - a ** (1 / 30))), rtol=1e-12)
+    assert eps30 > 1.0
+    # The ceiling is that same perfect-classifier value.
+    assert certifiable_epsilon_ceiling(30, 30, n_comparisons=40) == eps30
+    # DESIGN.md: ~100 per identity, one threshold, 95%: about 3.3.
+    assert_allclose(certifiable_epsilon_ceiling(100, 100), 3.28, atol=0.01)
+
+
+@pytest.mark.parametrize("n_samples, certifiable", [(20, False), (100, True)])
+def test_paper_finding_with_the_estimator(n_samples, certifiable):
+    # ceil(0.3 * 20) = 6 and ceil(0.3 * 100) = 30 test rows per identity.
+    X, ids = make_identity_embeddings(10, n_samples, 16, noise=0.3, random_state=0)
+    cert = ROCHTCertifier(n_pairs=40).fit(X, ids)
+    r = cert.results_
+    assert cert.n_certified_ == 40
+    n_test = 6 if n_samples == 20 else 30
+    assert (r["n_pos"] == n_test).all() and (r["n_neg"] == n_test).all()
+    # Zero errors on every reserved test ...
+    assert (r["tp"] == r["n_pos"]).all() and (r["fp"] == 0).all()
+    if certifiable:
+        expected = certified_epsilon_lb(30, 30, 0, 30, n_comparisons=40)
+        assert_allclose(r["epsilon"], expected)
+        assert cert.score() == pytest.approx(expected)
+    else:  # ... yet nothing is certified with 6 per class.
+        assert (r["epsilon"] == 0).all() and cert.score() == 0.0
+    assert_allclose(cert.alpha_per_bound_, 0.05 / 80)
+    assert_allclose(r["ceiling"], r["epsilon"])
+    assert cert.guarantee_ == "certificate"
+
+
+# --------------------------------------------------- fit / score(X_test, y_test)
+def test_held_out_certificate_recomputed_by_hand():
+    X, ids = make_identity_embeddings(6, 60, 16, noise=1.5, random_state=1)
+    train = np.arange(len(ids)) % 2 == 0
+    cert = ROCHTCertifier(n_pairs=8, test_size=None).fit(X[train], ids[train])
+    value = cert.score(X[~train], ids[~train])
+    table = cert.test_results_
+    assert value == table["epsilon"].max()
+    K = len(table)
+    assert K == 8
+    a = 0.05 / (2 * K)
+    Z = X[~train] / np.linalg.norm(X[~train], axis=1, keepdims=True)
+    y_te = ids[~train]
+    for i, row in enumerate(table.itertuples()):
+        est = cert.estimators_[i]
+        Xa, Xb = Z[y_te == row.id_a], Z[y_te == row.id_b]
+        sa = cert.directions_[i] * est.predict_proba(Xa)[:, 1]
+        sb = cert.directions_[i] * est.predict_proba(Xb)[:, 1]
+        t = cert.thresholds_[i, 0]
+        tp, fp = int((sb > t).sum()), int((sa > t).sum())
+        assert (row.tp, row.fp) == (tp, fp)
+        lo = 0.0 if tp == 0 else beta.ppf(a, tp, len(Xb) - tp + 1)
+        hi = 1.0 if fp == len(Xa) else beta.ppf(1 - a, fp + 1, len(Xa) - fp)
+        with np.errstate(divide="ignore"):
+            expected = max(0.0, np.log(lo) - np.log(hi), np.log1p(-hi) - np.log1p(-lo))
+        assert_allclose(row.epsilon, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_held_out_pairs_missing_an_identity_are_not_counted():
+    X, ids = make_identity_embeddings(5, 30, 16, random_state=2)
+    cert = ROCHTCertifier(n_pairs=10, test_size=None).fit(X, ids)
+    keep = ids != 0
+    cert.score(X[keep], ids[keep])
+    assert len(cert.test_results_) == 6  # pairs among identities 1..4
+    assert not (cert.test_results_[["id_a", "id_b"]] == 0).any().any()
+
+
+def test_score_without_reserved_test_raises():
+    X, ids = make_identity_embeddings(3, 20, 8, random_state=0)
+    cert = ROCHTCertifier(test_size=None).fit(X, ids)
+    assert np.isnan(cert.results_["epsilon"]).all()
+    with pytest.raises(ValueError, match="test_size=None"):
+        cert.score()
+
+
+def test_threshold_grid_pays_for_the_search():
+    X, ids = make_identity_embeddings(4, 50, 16, noise=0.3, random_state=3)
+    one = ROCHTCertifier(n_pairs=6).fit(X, ids)
+    grid = ROCHTCertifier(n_pairs=6, thresholds=5).fit(X, ids)
+    assert_allclose(grid.alpha_per_bound_, 0.05 / (2 * 6 * 5))
+    assert grid.thresholds_.shape == (6, 5)
+    assert (grid.results_["ceiling"] < one.results_["ceiling"]).all()
+
+
+def test_select_threshold_centres_a_separating_gap():
+    y = np.r_[np.zeros(5), np.ones(5)]
+    s = np.r_[np.linspace(0, 0.4, 5), np.linspace(0.6, 1.0, 5)]
+    t, anticipated = select_threshold(y, s, 0.025)
+    assert t == pytest.approx(0.5)
+    assert anticipated == pytest.approx(certifiable_epsilon_ceiling(5, 5))
+
+
+def test_n_jobs_and_pipeline():
+    X, ids = make_identity_embeddings(6, 20, 16, noise=1.0, random_state=4)
+    r1 = ROCHTCertifier(n_pairs=10, n_jobs=1).fit(X, ids).results_
+    r2 = ROCHTCertifier(n_pairs=10, n_jobs=2).fit(X, ids).results_
+    assert r1.equals(r2)
+    pipe = make_pipeline(StandardScaler(), ROCHTCertifier(n_pairs=10)).fit(X, ids)
+    assert pipe[-1].score() >= 0.0
+    direct = ROCHTCertifier(n_pairs=10).fit(StandardScaler().fit_transform(X), ids)
+    assert pipe[-1].results_.equals(direct.results_)
+
+
+# ------------------------------------------------------------------- soundness
+def test_mechanisms_have_the_stated_structure():
+    X, ids = make_mechanism_data("laplace", 1.0, n_samples=20000, random_state=0)
+    # Laplace(1/ε) around 0 and 1: the likelihood ratio at x >= 1 is e^ε.
+    a, b = X[ids == 0, 0], X[ids == 1, 0]
+    assert_allclose(np.mean(b > 1) / np.mean(a > 1), math.e, rtol=0.1)
+    X, ids = make_mechanism_data(
+        "randomized_response", 1.0, n_samples=20000, random_state=0
+    )
+    p0, p1 = np.mean(X[ids == 0, 0] > 0), np.mean(X[ids == 1, 0] > 0)
+    assert_allclose(p0 / p1, math.e, rtol=0.05)
+    assert X.shape[1] == 16
+    assert true_pair_epsilon("laplace", 0.5, 0, 3) == 1.5
+    assert true_pair_epsilon("randomized_response", 1.0, 0, 2) == 0.0
+
+
+@pytest.mark.parametrize(
+    "mechanism, epsilon, n_identities",
+    [
+        ("laplace", 2.0, 2),
+        ("randomized_response", 1.0, 2),
+        ("identical", 0.0, 2),
+        ("randomized_response", 2.0, 3),  # pairs with ε and with 0, together
+    ],
+)
+def test_soundness_fast_subset(mechanism, epsilon, n_identities):
+    report = run_soundness(
+        mechanism,
+        epsilon,
+        60,
+        # Soundness holds for any classifier; LDA keeps the subset fast (the
+        # full battery in benchmarks/soundness.py uses the default LR).
+        certifier=ROCHTCertifier(LinearDiscriminantAnalysis(), test_size=0.5),
+        n_identities=n_identities,
+        n_samples=80,
+        n_jobs=2,
+    )
+    assert report.n_certifications == 60
+    assert report.violation_rate <= report.allowed_rate_99
+    if mechanism == "identical":
+        assert report.certified_fraction <= report.allowed_rate_99
+    else:  # the certificate is not vacuous on these mechanisms
+        assert report.certified_fraction > 0.2
