@@ -6,14 +6,18 @@ Every public estimator is importable from the top level, e.g.
 ``from skprivacy import MMDTVAuditor, ISP``.
 """
 
+from skprivacy.auditors import GaussMechAuditor, KDELRAuditor, MMDTVAuditor
 from skprivacy.sanitize import INLP, ISP, LEACE, OpenSetVerificationAuditor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "GaussMechAuditor",
     "INLP",
     "ISP",
+    "KDELRAuditor",
     "LEACE",
+    "MMDTVAuditor",
     "OpenSetVerificationAuditor",
     "__version__",
 ]

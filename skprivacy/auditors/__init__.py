@@ -3,10 +3,40 @@
 """ε auditors over identity pairs (paper 000, "Picture the Epsilon")."""
 
 from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
+from skprivacy.auditors._certify import (
+    ROCHTCertifier,
+    certifiable_epsilon_ceiling,
+    certified_epsilon_lb,
+    clopper_pearson_bound,
+)
 from skprivacy.auditors._controls import split_half_controls
+from skprivacy.auditors._diagnostics import residual_gaussianity
+from skprivacy.auditors._gauss import GaussMechAuditor
+from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
+from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
+from skprivacy.auditors._roc import (
+    ROCHTAuditor,
+    compare_roc_audits,
+    kov_epsilon,
+    roc_operating_points,
+)
 
 __all__ = [
     "BasePairAuditor",
+    "GaussMechAuditor",
+    "KDELRAuditor",
+    "MMDTVAuditor",
     "PairAuditContext",
+    "ROCHTAuditor",
+    "ROCHTCertifier",
+    "certifiable_epsilon_ceiling",
+    "certified_epsilon_lb",
+    "clopper_pearson_bound",
+    "compare_roc_audits",
+    "kde_lr_alpha_sweep",
+    "kov_epsilon",
+    "mmd_bandwidth_sweep",
+    "residual_gaussianity",
+    "roc_operating_points",
     "split_half_controls",
 ]
