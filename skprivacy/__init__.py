@@ -6,7 +6,20 @@ Every public estimator is importable from the top level, e.g.
 ``from skprivacy import MMDTVAuditor, ISP``.
 """
 
-from skprivacy.auditors import GaussMechAuditor, KDELRAuditor, MMDTVAuditor
+from skprivacy.auditors import (
+    GaussMechAuditor,
+    KDELRAuditor,
+    MMDTVAuditor,
+    ROCHTAuditor,
+    ROCHTCertifier,
+)
+from skprivacy.membership import MembershipGeometry
+from skprivacy.pressure import (
+    PrototypeAttacker,
+    RenyiPressure,
+    RetrievalAttacker,
+    pressure_ladder,
+)
 from skprivacy.sanitize import INLP, ISP, LEACE, OpenSetVerificationAuditor
 
 __version__ = "0.1.0.dev0"
@@ -18,6 +31,13 @@ __all__ = [
     "KDELRAuditor",
     "LEACE",
     "MMDTVAuditor",
+    "MembershipGeometry",
     "OpenSetVerificationAuditor",
+    "PrototypeAttacker",
+    "ROCHTAuditor",
+    "ROCHTCertifier",
+    "RenyiPressure",
+    "RetrievalAttacker",
     "__version__",
+    "pressure_ladder",
 ]

@@ -1,0 +1,767 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Re-identification attackers: scikit-learn classifiers with ``predict_proba``.
+
+``RetrievalAttacker`` is rung A0 of paper 002's attacker ladder (cosine
+retrieval against a released gallery), ``PrototypeAttacker`` is rung A2 (a
+released prototype bank, optionally with a kNN graph). The linear probe (A1) and
+MLP probe (A3) are plain :class:`~sklearn.linear_model.LogisticRegression` and
+:class:`~sklearn.neural_network.MLPClassifier`; see :func:`attacker_ladder`.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+
+from skprivacy.exceptions import DroppedRowsWarning
+from skprivacy.pressure._calibration import (
+    calibration_mask,
+    fit_temperature,
+    logsumexp_rows,
+    softmax_nll,
+)
+from skprivacy.utils import MIN_NORM, l2_normalize, validate_identity_data
+from skprivacy.utils._sklearn import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+    validate_data,
+)
+
+__all__ = ["PrototypeAttacker", "RetrievalAttacker", "attacker_ladder"]
+
+#: Search interval of fitted temperatures. Cosine similarities live in [-1, 1];
+#: 1e-4 already makes a similarity gap of 0.01 a factor e^100.
+TEMPERATURE_BOUNDS = (1e-4, 1e2)
+#: At most this many calibration rows are used to fit a temperature (a random,
+#: identity-stratified subset); beyond it the fit is limited by the model, not
+#: by calibration noise, and the cost grows linearly.
+MAX_CALIBRATION_ROWS = 1024
+
+
+def _check_two_classes(estimator, data):
+    # sklearn's checks expect a message naming "1 class" for one-class input.
+    if data.n_identities < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least 2 classes (identities); "
+            f"got {data.n_identities} class."
+        )
+
+
+def _fit_data(estimator, X, y):
+    """Validate training data: drop unusable rows, L2-normalise, encode ids."""
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y "
+            "is None (y holds the identity label of each row)."
+        )
+    y_arr = np.asarray(y)
+    if y_arr.dtype.kind == "f" and not np.all(np.isfinite(y_arr)):
+        raise ValueError("Input y contains NaN or infinity.")
+    check_classification_targets(y)
+    data = validate_identity_data(
+        estimator,
+        X,
+        y,
+        min_samples_per_identity=1,
+        min_identities=1,
+        dtype=[np.float64, np.float32],
+    )
+    _check_two_classes(estimator, data)
+    return data
+
+
+def _cap_calibration(mask, codes, rng):
+    """Keep at most MAX_CALIBRATION_ROWS calibration rows (random subset)."""
+    rows = np.flatnonzero(mask)
+    if rows.size <= MAX_CALIBRATION_ROWS:
+        return rows
+    return np.sort(rng.choice(rows, size=MAX_CALIBRATION_ROWS, replace=False))
+
+
+def _sort_by_identity(Z, codes, n_identities):
+    counts = np.bincount(codes, minlength=n_identities)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    if np.all(codes[1:] >= codes[:-1]):  # already grouped: no copy
+        return Z, codes, counts, starts
+    order = np.argsort(codes, kind="stable")
+    return Z[order], codes[order], counts, starts
+
+
+def _check_queries(estimator, X):
+    """Validate query rows; return unit-norm rows and a mask of usable rows.
+
+    Non-finite or zero-norm queries carry no information about the identity:
+    they get the uniform posterior, with a warning (fit drops such rows).
+    """
+    check_is_fitted(estimator)
+    X = validate_data(
+        estimator,
+        X,
+        reset=False,
+        dtype=[np.float64, np.float32],
+        ensure_all_finite=False,
+    )
+    finite = np.isfinite(X).all(axis=1)
+    norms = np.zeros(X.shape[0], dtype=X.dtype)
+    norms[finite] = np.linalg.norm(X[finite], axis=1)
+    kept = finite & (norms > MIN_NORM)
+    Z = X[kept] / norms[kept, None]
+    if not kept.all():
+        warnings.warn(
+            f"{int((~kept).sum())} of {X.shape[0]} query row(s) are non-finite or "
+            "have (almost) zero norm; they get the uniform posterior.",
+            DroppedRowsWarning,
+            stacklevel=3,
+        )
+    return Z, kept
+
+
+def _fill_uniform(log_proba_kept, kept, n_classes):
+    if kept.all():
+        return log_proba_kept
+    out = np.full((kept.shape[0], n_classes), -np.log(n_classes))
+    out[kept] = log_proba_kept
+    return out
+
+
+class _GalleryScorer:
+    """Per-identity aggregation of query-gallery cosine similarities.
+
+    The gallery is stored sorted by identity, so per-identity reductions are
+    ``np.*.reduceat`` calls over contiguous column segments: one pass over the
+    similarity block instead of a Python loop over identities.
+    """
+
+    def __init__(self, G, codes, n_identities):
+        G, codes, counts, starts = _sort_by_identity(G, codes, n_identities)
+        # Work in the input's precision: float32 input halves the cost of the
+        # similarity products (relative error ~1e-7, amplified by 1/T).
+        self.G = np.ascontiguousarray(G)
+        self.codes = codes
+        self.counts = counts
+        self.starts = starts[:-1]
+        self.log_counts = np.log(counts)
+
+    def similarity(self, Q):
+        return Q.astype(self.G.dtype, copy=False) @ self.G.T
+
+    def prepared(self, S):
+        """Return ``(M, D)``: per-identity max and the gaps ``S - M[col]``."""
+        M = np.maximum.reduceat(S, self.starts, axis=1)
+        D = S - np.repeat(M, self.counts, axis=1)
+        return M, D
+
+    def lme(self, M, D, temperature, out=None):
+        """Log-mean-exp of ``S / T`` per identity, from ``prepared`` output.
+
+        Exact: each identity's largest term is exp(0) = 1, so nothing
+        underflows to log(0).
+        """
+        buf = np.multiply(D, 1.0 / temperature, out=out)
+        np.exp(buf, out=buf)
+        sums = np.add.reduceat(buf, self.starts, axis=1).astype(np.float64)
+        return M.astype(np.float64) / temperature + np.log(sums) - self.log_counts
+
+    def lme_fast(self, S, temperature):
+        """Compute ``lme(*prepared(S), T)`` with one shift per row.
+
+        Shifting by the row maximum saves two passes over the block; the few
+        identities whose sum underflows (all their similarities far below the
+        best match) are recomputed exactly with per-identity shifts.
+        """
+        m = S.max(axis=1, keepdims=True)
+        buf = np.subtract(S, m)
+        buf *= 1.0 / temperature
+        np.exp(buf, out=buf)
+        sums = np.add.reduceat(buf, self.starts, axis=1).astype(np.float64)
+        with np.errstate(divide="ignore"):
+            out = m.astype(np.float64) / temperature + np.log(sums) - self.log_counts
+        bad = np.flatnonzero((sums == 0).any(axis=1))
+        if bad.size:
+            out[bad] = self.lme(*self.prepared(S[bad]), temperature)
+        return out
+
+    def scores(self, S, aggregation, temperature):
+        """Identity logits (before normalisation) for a similarity block."""
+        if aggregation == "max":
+            M = np.maximum.reduceat(S, self.starts, axis=1)
+            return M.astype(np.float64) / temperature
+        if aggregation == "mean":
+            sums = np.add.reduceat(S, self.starts, axis=1).astype(np.float64)
+            return sums / self.counts / temperature
+        return self.lme_fast(S, temperature)
+
+
+class RetrievalAttacker(ClassifierMixin, BaseEstimator):
+    r"""Retrieval attacker (rung A0): cosine similarity to a released gallery.
+
+    The gallery is the training set. A query's similarity to each gallery row
+    is aggregated per identity (log-mean-exp by default) and turned into a
+    posterior by a temperature softmax. The temperature is fitted by
+    minimising the negative log-likelihood on a held-out, identity-stratified
+    calibration part of the training rows, never on the rows later passed to
+    :meth:`predict_proba`.
+
+    Parameters
+    ----------
+    temperature : float or "auto", default="auto"
+        Softmax temperature ``T``. ``"auto"`` fits it on the calibration split
+        (bounded search over ``[1e-4, 100]``).
+    aggregation : {"logsumexp", "max", "mean"}, default="logsumexp"
+        How an identity's gallery similarities are combined:
+        ``"logsumexp"`` uses ``T log mean_g exp(s_g / T)`` (sharpness tied to
+        the temperature, so it is fitted with it: the posterior is then a
+        von Mises-Fisher kernel density classifier), ``"max"`` the best
+        match, ``"mean"`` the average similarity.
+    calibration_size : float, default=0.2
+        Fraction of each identity's training rows held out to fit the
+        temperature (identities with a single row only join the gallery).
+        At most 1,024 calibration rows are used. After the fit the full
+        training set becomes the gallery.
+    batch_size : int, default=2048
+        Query rows scored per block (bounds memory to
+        ``batch_size x n_gallery`` floats).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the calibration split.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Identity labels.
+    temperature_ : float
+        Fitted (or given) temperature.
+    calibration_nll_ : float or None
+        Calibration negative log-likelihood at ``temperature_`` (None when
+        the temperature is given or no identity has two rows).
+    n_gallery_ : int
+        Number of gallery rows.
+    drop_report_ : dict
+        Rows dropped by the input validation, by reason.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (DataFrame input only).
+
+    See Also
+    --------
+    PrototypeAttacker : Attacker using per-identity prototypes (rung A2).
+    RenyiPressure : Audits the posteriors of any attacker.
+
+    Notes
+    -----
+    With similarities :math:`s_g = \\cos(q, g)`, the log-sum-exp posterior is
+
+    .. math::
+
+        \\hat p(u \\mid q) \\propto \\frac{1}{n_u}\\sum_{g \\in u}
+        \\exp(s_g / T).
+
+    Similarities are computed in the precision of the input: float32 input
+    halves the cost (relative error about 1e-7 in the similarities, i.e.
+    about 1e-7 / T in the logits).
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import RetrievalAttacker
+    >>> X, ids = make_identity_embeddings(10, 12, 32, random_state=0)
+    >>> clf = RetrievalAttacker(random_state=0).fit(X, ids)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 10)
+    """
+
+    _parameter_constraints: dict = {
+        "temperature": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, None, closed="neither"),
+        ],
+        "aggregation": [StrOptions({"logsumexp", "max", "mean"})],
+        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        temperature="auto",
+        aggregation="logsumexp",
+        calibration_size=0.2,
+        batch_size=2048,
+        random_state=None,
+    ):
+        self.temperature = temperature
+        self.aggregation = aggregation
+        self.calibration_size = calibration_size
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Store the gallery and fit the temperature on a calibration split.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Gallery embeddings (rows are L2-normalised; non-finite and
+            zero-norm rows are dropped and reported).
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : RetrievalAttacker
+            Fitted attacker.
+        """
+        data = _fit_data(self, X, y)
+        self.drop_report_ = data.drop_report
+        self.classes_ = data.identities
+        n_id = data.n_identities
+        self.calibration_nll_ = None
+        if self.temperature == "auto":
+            rng = check_random_state(self.random_state)
+            mask = calibration_mask(data.codes, self.calibration_size, rng)
+            if not mask.any():
+                warnings.warn(
+                    "No identity has two rows, so the temperature cannot be "
+                    "calibrated; using temperature 1.0.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                self.temperature_ = 1.0
+            else:
+                cal = _cap_calibration(mask, data.codes, rng)
+                self.temperature_, self.calibration_nll_ = self._calibrate(
+                    data.X[~mask], data.codes[~mask], data.X[cal], data.codes[cal], n_id
+                )
+        else:
+            self.temperature_ = float(self.temperature)
+        self._scorer = _GalleryScorer(data.X, data.codes, n_id)
+        self.n_gallery_ = int(data.X.shape[0])
+        return self
+
+    def _calibrate(self, G, g_codes, Q, q_codes, n_id):
+        scorer = _GalleryScorer(G, g_codes, n_id)
+        S = scorer.similarity(Q)
+        if self.aggregation == "logsumexp":
+            M, D = scorer.prepared(S)
+            buf = np.empty_like(D)
+
+            def nll(t):
+                return softmax_nll(scorer.lme(M, D, t, out=buf), q_codes)
+
+        else:
+            base = scorer.scores(S, self.aggregation, 1.0)
+
+            def nll(t):
+                return softmax_nll(base / t, q_codes)
+
+        t = fit_temperature(nll, TEMPERATURE_BOUNDS)
+        return t, nll(t)
+
+    def _log_proba(self, Z):
+        out = np.empty((Z.shape[0], len(self.classes_)), dtype=np.float64)
+        for start in range(0, Z.shape[0], self.batch_size):
+            stop = min(start + self.batch_size, Z.shape[0])
+            S = self._scorer.similarity(Z[start:stop])
+            logits = self._scorer.scores(S, self.aggregation, self.temperature_)
+            out[start:stop] = logits - logsumexp_rows(logits, keepdims=True)
+        return out
+
+    def predict_log_proba(self, X):
+        """Log-posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings (finite; L2-normalised internally).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_queries, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        Z, kept = _check_queries(self, X)
+        return _fill_uniform(self._log_proba(Z), kept, len(self.classes_))
+
+    def predict_proba(self, X):
+        """Posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Rows sum to 1; columns in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Most probable identity for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted identity labels.
+        """
+        log_proba = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN rows are dropped (and reported) in fit; queries must be finite.
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _knn_votes(Q, G, g_codes, n_identities, k, batch_size):
+    """Fraction of each query's k most similar gallery rows per identity."""
+    k = min(k, G.shape[0])
+    votes = np.zeros((Q.shape[0], n_identities), dtype=np.float64)
+    G = np.ascontiguousarray(G)
+    for start in range(0, Q.shape[0], batch_size):
+        stop = min(start + batch_size, Q.shape[0])
+        S = Q[start:stop].astype(G.dtype, copy=False) @ G.T
+        if k < S.shape[1]:
+            nn = np.argpartition(-S, k - 1, axis=1)[:, :k]
+        else:
+            nn = np.broadcast_to(np.arange(S.shape[1]), S.shape)
+        flat = (np.arange(stop - start)[:, None] * n_identities + g_codes[nn]).ravel()
+        counts = np.bincount(flat, minlength=(stop - start) * n_identities)
+        votes[start:stop] = counts.reshape(stop - start, n_identities) / k
+    return votes
+
+
+def _prototypes(Z, codes, n_identities):
+    """Unit-norm per-identity mean (every identity has at least one row)."""
+    Z, _, _, starts = _sort_by_identity(Z, codes, n_identities)
+    sums = np.add.reduceat(Z.astype(np.float64, copy=False), starts[:-1], axis=0)
+    return l2_normalize(sums)
+
+
+class PrototypeAttacker(ClassifierMixin, BaseEstimator):
+    """Prototype-bank attacker (rung A2), optionally voting on a kNN graph.
+
+    Models the release of a per-identity prototype bank (the normalised mean
+    embedding of each identity) and, with ``n_neighbors``, of a kNN graph over
+    the gallery. A query's identity logits are
+    ``cos(q, prototype_u) / T + graph_weight * vote_u``, where ``vote_u`` is the
+    fraction of the query's ``n_neighbors`` nearest gallery rows (its edges
+    when inserted in the released graph) labelled ``u``. ``T`` and
+    ``graph_weight`` are fitted by minimising the negative log-likelihood on a
+    held-out, identity-stratified calibration part of the training rows.
+
+    Parameters
+    ----------
+    temperature : float or "auto", default="auto"
+        Softmax temperature; ``"auto"`` fits it on the calibration split.
+    n_neighbors : int or None, default=None
+        Use a kNN-graph vote with this many neighbours; None uses prototypes
+        only.
+    graph_weight : float or "auto", default="auto"
+        Weight of the kNN vote in the logits (ignored without
+        ``n_neighbors``); ``"auto"`` fits it on the calibration split.
+    calibration_size : float, default=0.2
+        Fraction of each identity's training rows held out for calibration
+        (at most 1,024 rows are used). Prototypes and graph are then rebuilt
+        from all training rows.
+    batch_size : int, default=2048
+        Query rows per block in the kNN search.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the calibration split.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Identity labels.
+    prototypes_ : ndarray of shape (n_classes, n_features)
+        Unit-norm prototype of each identity.
+    temperature_ : float
+        Fitted (or given) temperature.
+    graph_weight_ : float
+        Fitted (or given) weight of the kNN vote (0 without ``n_neighbors``).
+    calibration_nll_ : float or None
+        Calibration negative log-likelihood at the fitted parameters.
+    drop_report_ : dict
+        Rows dropped by the input validation, by reason.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (DataFrame input only).
+
+    See Also
+    --------
+    RetrievalAttacker : Attacker using the whole gallery (rung A0).
+
+    Notes
+    -----
+    The calibration negative log-likelihood is convex in ``(1/T,
+    graph_weight)`` (a two-feature multinomial logistic model), so when both
+    are fitted they are found jointly by L-BFGS-B with bounds; a single
+    temperature is found by bounded Brent search on ``log T``.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import PrototypeAttacker
+    >>> X, ids = make_identity_embeddings(10, 12, 32, random_state=0)
+    >>> clf = PrototypeAttacker(n_neighbors=5, random_state=0).fit(X, ids)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 10)
+    """
+
+    _parameter_constraints: dict = {
+        "temperature": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, None, closed="neither"),
+        ],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "graph_weight": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        temperature="auto",
+        n_neighbors=None,
+        graph_weight="auto",
+        calibration_size=0.2,
+        batch_size=2048,
+        random_state=None,
+    ):
+        self.temperature = temperature
+        self.n_neighbors = n_neighbors
+        self.graph_weight = graph_weight
+        self.calibration_size = calibration_size
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _features(self, Q, protos, G, g_codes, n_id):
+        # In the input's precision, like the retrieval similarities.
+        A = (Q @ protos.astype(Q.dtype, copy=False).T).astype(np.float64)
+        if self.n_neighbors is None:
+            return A, None
+        return A, _knn_votes(Q, G, g_codes, n_id, self.n_neighbors, self.batch_size)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Build the prototype bank (and graph) and fit the calibration.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training embeddings (L2-normalised; non-finite and zero-norm rows
+            are dropped and reported).
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : PrototypeAttacker
+            Fitted attacker.
+        """
+        data = _fit_data(self, X, y)
+        self.drop_report_ = data.drop_report
+        self.classes_ = data.identities
+        n_id = data.n_identities
+        use_graph = self.n_neighbors is not None
+        fit_t = self.temperature == "auto"
+        fit_w = use_graph and self.graph_weight == "auto"
+        kappa = None if fit_t else 1.0 / float(self.temperature)
+        weight = 0.0 if not use_graph else (None if fit_w else float(self.graph_weight))
+        self.calibration_nll_ = None
+        if fit_t or fit_w:
+            rng = check_random_state(self.random_state)
+            mask = calibration_mask(data.codes, self.calibration_size, rng)
+            if not mask.any():
+                warnings.warn(
+                    "No identity has two rows, so the attacker cannot be "
+                    "calibrated; using temperature 1.0 and graph weight 1.0.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                kappa = 1.0 if kappa is None else kappa
+                weight = 1.0 if weight is None else weight
+            else:
+                cal = _cap_calibration(mask, data.codes, rng)
+                fit_rows = ~mask
+                protos = _prototypes(data.X[fit_rows], data.codes[fit_rows], n_id)
+                A, B = self._features(
+                    data.X[cal], protos, data.X[fit_rows], data.codes[fit_rows], n_id
+                )
+                kappa, weight, self.calibration_nll_ = _fit_logit_weights(
+                    A, B, data.codes[cal], kappa, weight
+                )
+        self.temperature_ = 1.0 / kappa
+        self.graph_weight_ = float(weight)
+        self.prototypes_ = _prototypes(data.X, data.codes, n_id)
+        if use_graph:
+            self._gallery = np.ascontiguousarray(data.X)
+            self._gallery_codes = data.codes
+        return self
+
+    def predict_log_proba(self, X):
+        """Log-posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings (finite; L2-normalised internally).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_queries, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        Q, kept = _check_queries(self, X)
+        A, B = self._features(
+            Q,
+            self.prototypes_,
+            getattr(self, "_gallery", None),
+            getattr(self, "_gallery_codes", None),
+            len(self.classes_),
+        )
+        logits = A / self.temperature_
+        if B is not None:
+            logits = logits + self.graph_weight_ * B
+        log_proba = logits - logsumexp_rows(logits, keepdims=True)
+        return _fill_uniform(log_proba, kept, len(self.classes_))
+
+    def predict_proba(self, X):
+        """Posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Rows sum to 1; columns in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Most probable identity for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted identity labels.
+        """
+        log_proba = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _fit_logit_weights(A, B, y, kappa, weight):
+    """Fit ``kappa`` (= 1/T) and/or ``weight`` of logits ``kappa*A + weight*B``.
+
+    Parameters left as None are fitted by minimising the mean NLL of ``y``.
+    Returns ``(kappa, weight, nll)``.
+    """
+    weight_fixed = 0.0 if weight is None else weight
+    if B is None or weight is not None:
+        Bw = 0.0 if B is None else weight_fixed * B
+        if kappa is None:
+            t = fit_temperature(
+                lambda t: softmax_nll(A / t + Bw, y), TEMPERATURE_BOUNDS
+            )
+            kappa = 1.0 / t
+        return kappa, weight_fixed, softmax_nll(kappa * A + Bw, y)
+
+    rows = np.arange(A.shape[0])
+    k_lo, k_hi = 1.0 / TEMPERATURE_BOUNDS[1], 1.0 / TEMPERATURE_BOUNDS[0]
+
+    def objective(theta):
+        k, w = theta
+        logits = k * A + w * B
+        lse = logsumexp_rows(logits, keepdims=True)
+        P = np.exp(logits - lse)
+        nll = float(np.mean(lse[:, 0] - logits[rows, y]))
+        grad_k = float(np.mean((P * A).sum(axis=1) - A[rows, y]))
+        grad_w = float(np.mean((P * B).sum(axis=1) - B[rows, y]))
+        return nll, np.array([grad_k, grad_w])
+
+    x0 = np.array([1.0 if kappa is None else kappa, 1.0])
+    bounds = [(k_lo, k_hi) if kappa is None else (kappa, kappa), (0.0, 1e3)]
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds)
+    return float(res.x[0]), float(res.x[1]), float(res.fun)
+
+
+def attacker_ladder(random_state=None):
+    """Return the recommended attacker ladder of paper 002 (rungs A0-A3).
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None, default=None
+        Passed to every rung that takes one.
+
+    Returns
+    -------
+    ladder : dict of str to estimator
+        ``"A0 retrieval"``: :class:`RetrievalAttacker`;
+        ``"A1 linear probe"``: ``LogisticRegression(C=10.0, max_iter=1000)``
+        (multinomial, lbfgs; on unit-norm embeddings the default ``C=1``
+        regularises so strongly that the posterior is nearly flat);
+        ``"A2 prototype"``: ``PrototypeAttacker(n_neighbors=10)``;
+        ``"A3 MLP probe"``: ``MLPClassifier(hidden_layer_sizes=(256,),
+        alpha=1e-3, max_iter=300)`` (one hidden ReLU layer of 256 units, i.e.
+        the paper's two-layer MLP; no early stopping, because its stratified
+        validation split fails when identities have few training rows).
+        Any other classifier with ``predict_proba`` is a valid rung A4.
+
+    Notes
+    -----
+    The probes' own probabilities are not calibrated for re-identification;
+    :class:`RenyiPressure` rescales every rung's log-posterior by a
+    temperature fitted on its calibration split, so their pressures are
+    comparable.
+
+    Examples
+    --------
+    >>> from skprivacy.pressure import attacker_ladder
+    >>> sorted(attacker_ladder(random_state=0))
+    ['A0 retrieval', 'A1 linear probe', 'A2 prototype', 'A3 MLP probe']
+    """
+    return {
+        "A0 retrieval": RetrievalAttacker(random_state=random_state),
+        "A1 linear probe": LogisticRegression(C=10.0, max_iter=1000),
+        "A2 prototype": PrototypeAttacker(n_neighbors=10, random_state=random_state),
+        "A3 MLP probe": MLPClassifier(
+            hidden_layer_sizes=(256,),
+            alpha=1e-3,
+            max_iter=300,
+            random_state=random_state,
+        ),
+    }

@@ -1,0 +1,804 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""RenyiPressure: cumulative re-identification pressure over releases (paper 002)."""
+
+import math
+import numbers
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import check_random_state
+
+from skprivacy.exceptions import ExcludedIdentitiesWarning
+from skprivacy.pressure._attackers import RetrievalAttacker
+from skprivacy.pressure._calibration import (
+    fit_temperature,
+    softmax_nll,
+    temperature_scale,
+)
+from skprivacy.pressure._measures import _arimoto, _check_alpha, _row_alpha_norms
+from skprivacy.utils import l2_normalize, validate_identity_data
+from skprivacy.utils._sklearn import (
+    HasMethods,
+    Interval,
+    _fit_context,
+    check_is_fitted,
+    validate_data,
+)
+
+__all__ = ["RenyiPressure", "pressure_ladder"]
+
+#: Search interval of the post-hoc temperature applied to an attacker's
+#: log-posterior (a multiplicative rescaling of log-probabilities).
+POSTHOC_BOUNDS = (1e-2, 1e2)
+#: log-probabilities are clipped here so that exact zeros stay finite.
+LOG_FLOOR = -700.0
+_METRICS = (
+    "vrpi",
+    "vrpi_prior",
+    "arimoto_entropy",
+    "p_guess",
+    "guessing_bound",
+    "top1_accuracy",
+    "nll",
+    "weight",
+    "temperature",
+)
+
+
+def _three_way_split(codes, n_identities, calibration_size, test_size, rng):
+    """Split every identity's rows into train / calibration / query indices."""
+    train, cal, query = [], [], []
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=n_identities)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    for i in range(n_identities):
+        rows = rng.permutation(order[starts[i] : starts[i + 1]])
+        n_i = rows.size
+        n_q = int(min(max(round(test_size * n_i), 1), n_i - 2))
+        n_c = int(min(max(round(calibration_size * n_i), 1), n_i - n_q - 1))
+        query.append(rows[:n_q])
+        cal.append(rows[n_q : n_q + n_c])
+        train.append(rows[n_q + n_c :])
+    return (np.sort(np.concatenate(a)) for a in (train, cal, query))
+
+
+def _two_way_split(rows, frac_cal, rng):
+    rows = rng.permutation(rows)
+    n_c = int(min(max(round(frac_cal * rows.size), 1), rows.size - 1))
+    return rows[:n_c], rows[n_c:]
+
+
+def _split(codes, n_identities, params, rng):
+    """Return a dict of index arrays (into the cleaned rows) and code maps."""
+    unknown = np.zeros(n_identities, dtype=bool)
+    if params["open_world"] is not None:
+        n_unknown = int(max(round(params["open_world"] * n_identities), 1))
+        unknown[rng.choice(n_identities, size=n_unknown, replace=False)] = True
+    known_ids = np.flatnonzero(~unknown)
+    remap = np.full(n_identities, -1, dtype=np.intp)
+    remap[known_ids] = np.arange(known_ids.size)
+    known_rows = np.flatnonzero(~unknown[codes])
+    tr, ca, qu = _three_way_split(
+        remap[codes[known_rows]],
+        known_ids.size,
+        params["calibration_size"],
+        params["test_size"],
+        rng,
+    )
+    split = {
+        "train": known_rows[tr],
+        "calibration": known_rows[ca],
+        "query": known_rows[qu],
+        "remap": remap,
+        "n_known": known_ids.size,
+    }
+    if unknown.any():
+        frac = params["calibration_size"] / (
+            params["calibration_size"] + params["test_size"]
+        )
+        cal_u, query_u = [], []
+        for i in np.flatnonzero(unknown):
+            c, q = _two_way_split(np.flatnonzero(codes == i), frac, rng)
+            cal_u.append(c)
+            query_u.append(q)
+        split["calibration_unknown"] = np.sort(np.concatenate(cal_u))
+        split["query_unknown"] = np.sort(np.concatenate(query_u))
+    return split
+
+
+def _state_features(blocks, weights):
+    """L2-normalised weighted concatenation of the unit-norm release blocks."""
+    parts = [w * blocks[s] for s, w in weights.items() if w > 0]
+    return l2_normalize(np.hstack(parts))
+
+
+def _log_posterior(est, F):
+    if hasattr(est, "predict_log_proba"):
+        logp = est.predict_log_proba(F)
+    else:
+        with np.errstate(divide="ignore"):
+            logp = np.log(est.predict_proba(F))
+    logp = np.asarray(logp, dtype=np.float64)
+    return np.maximum(np.nan_to_num(logp, nan=LOG_FLOOR, neginf=LOG_FLOOR), LOG_FLOOR)
+
+
+class _Rejector:
+    """Calibrated open-world rejection: P(unknown | z) from the top posterior.
+
+    A one-feature logistic model on ``log max_u p(u | z)`` fitted on the
+    calibration rows of known (label 0) and unknown (label 1) identities.
+    """
+
+    def __init__(self, logp_known, logp_unknown):
+        f = np.concatenate([logp_known.max(axis=1), logp_unknown.max(axis=1)])
+        t = np.r_[np.zeros(logp_known.shape[0]), np.ones(logp_unknown.shape[0])]
+        self.model = LogisticRegression(C=1e4, max_iter=1000).fit(f[:, None], t)
+        a = float(self.model.coef_[0, 0])
+        b = float(self.model.intercept_[0])
+        # p(unknown) = 1/2 where a * log(max p) + b = 0.
+        self.threshold = math.exp(min(-b / a, 0.0)) if a != 0 else float("nan")
+
+    def extend(self, logp):
+        """Return the (n, N + 1) posterior with the unknown outcome last."""
+        p_unknown = self.model.predict_proba(logp.max(axis=1)[:, None])[:, 1]
+        P = np.exp(logp) * (1.0 - p_unknown)[:, None]
+        return np.hstack([P, p_unknown[:, None]])
+
+
+def _measure_rows(P, y, alphas):
+    """Rows of measures for posterior ``P`` and true outcomes ``y``."""
+    n, k = P.shape
+    # Renormalise away float rounding so the rows are exact probability vectors.
+    P = P / P.sum(axis=1, keepdims=True)
+    prior = np.bincount(y, minlength=k) / n
+    p_true = np.clip(P[np.arange(n), y], 1e-300, None)
+    common = {
+        "p_guess": float(P.max(axis=1).mean()),
+        "top1_accuracy": float(np.mean(np.argmax(P, axis=1) == y)),
+        "nll": float(-np.mean(np.log(p_true))),
+        "n_queries": n,
+        "n_outcomes": k,
+    }
+    m = P.max(axis=1)
+    ratio = P / m[:, None]
+    rows = []
+    for alpha in alphas:
+        bound = float(_row_alpha_norms(P, alpha, ratio=ratio, m=m).mean())
+        h = (
+            -math.log(bound)
+            if math.isinf(alpha)
+            else alpha / (1 - alpha) * math.log(bound)
+        )
+        h_prior = _arimoto(prior[None, :], alpha, None)
+        rows.append(
+            {
+                "alpha": alpha,
+                "arimoto_entropy": h,
+                "vrpi": math.log(k) - h,
+                "vrpi_prior": h_prior - h,
+                "guessing_bound": bound,
+                **common,
+            }
+        )
+    return rows
+
+
+def _evaluate(attacker, F, y_codes, split, calibrate):
+    """Fit ``attacker`` on train rows, calibrate, and score the query rows."""
+    est = clone(attacker).fit(F[split["train"]], y_codes[split["train"]])
+    n_known = split["n_known"]
+    classes = np.asarray(getattr(est, "classes_", np.arange(n_known)))
+    if classes.shape[0] != n_known or not np.array_equal(classes, np.arange(n_known)):
+        raise ValueError(
+            "The attacker must output a posterior over every identity of its "
+            f"training set; got classes_ of length {classes.shape[0]} for "
+            f"{n_known} identities."
+        )
+    cal = split["calibration"]
+    logp_cal = _log_posterior(est, F[cal])
+    y_cal = y_codes[cal]
+    if calibrate:
+        temperature = fit_temperature(
+            lambda t: softmax_nll(logp_cal / t, y_cal), POSTHOC_BOUNDS
+        )
+    else:
+        temperature = 1.0
+    cal_nll = softmax_nll(logp_cal / temperature, y_cal)
+    logq = temperature_scale(_log_posterior(est, F[split["query"]]), temperature)
+    y_query = y_codes[split["query"]]
+    rejector = None
+    if "query_unknown" in split:
+        logp_cal_u = temperature_scale(
+            _log_posterior(est, F[split["calibration_unknown"]]), temperature
+        )
+        rejector = _Rejector(temperature_scale(logp_cal, temperature), logp_cal_u)
+        logq_u = temperature_scale(
+            _log_posterior(est, F[split["query_unknown"]]), temperature
+        )
+        P = np.vstack([rejector.extend(logq), rejector.extend(logq_u)])
+        y_query = np.r_[y_query, np.full(logq_u.shape[0], n_known)]
+    else:
+        P = np.exp(logq)
+    return {
+        "estimator": est,
+        "temperature": temperature,
+        "calibration_nll": cal_nll,
+        "P": P,
+        "y": y_query,
+        "rejector": rejector,
+    }
+
+
+def _run_repeat(blocks, codes, names, seed, params, n_jobs):
+    """One seeded audit: split, greedy release weights, stage measures."""
+    rng = check_random_state(seed)
+    split = _split(codes, params["n_identities"], params, rng)
+    y_codes = split["remap"][codes]
+    attacker = clone(params["attacker"])
+    if "random_state" in attacker.get_params() and (
+        attacker.get_params()["random_state"] is None
+    ):
+        attacker.set_params(random_state=int(seed))
+    alphas = params["alphas_all"]
+    calibrate = params["calibrate"]
+    T = len(blocks)
+    parallel = Parallel(n_jobs=n_jobs)
+
+    def run(weight_list):
+        return parallel(
+            delayed(_evaluate)(
+                attacker, _state_features(blocks, w), y_codes, split, calibrate
+            )
+            for w in weight_list
+        )
+
+    rows = []
+
+    def record(kind, t, res, weights):
+        # Nominal contents of the stage; a release the attacker chose to
+        # ignore (weight 0) still belongs to it (see the weight column).
+        stage = "+".join(names[: t + 1])
+        for r in _measure_rows(res["P"], res["y"], alphas):
+            rows.append(
+                {
+                    "kind": kind,
+                    "t": t + 1,
+                    "release": names[t],
+                    "releases": stage if kind == "cumulative" else names[t],
+                    "weight": weights.get(t, 1.0) if kind == "cumulative" else 1.0,
+                    "temperature": res["temperature"],
+                    "calibration_nll": res["calibration_nll"],
+                    **r,
+                }
+            )
+
+    weights = {0: 1.0}
+    (current,) = run([weights])
+    record("cumulative", 0, current, weights)
+    singles = [current]
+    for t in range(1, T):
+        grid = [w for w in params["weight_grid"] if w > 0]
+        candidates = [{**weights, t: w} for w in grid]
+        results = run(candidates + [{t: 1.0}])
+        singles.append(results[-1])
+        options = (
+            [(current["calibration_nll"], 0.0, current)]
+            if (0.0 in params["weight_grid"])
+            else []
+        )
+        options += [(r["calibration_nll"], w, r) for w, r in zip(grid, results[:-1])]
+        # Smallest calibration NLL wins; ties go to the earlier grid entry.
+        best = min(range(len(options)), key=lambda i: options[i][0])
+        _, w_best, current = options[best]
+        weights = {**weights, t: w_best}
+        record("cumulative", t, current, weights)
+    if T > 1:
+        for t, res in enumerate(singles):
+            record("single", t, res, {t: 1.0})
+    kept = {
+        "estimator": current["estimator"],
+        "temperature": current["temperature"],
+        "rejector": current["rejector"],
+        "weights": {names[s]: float(weights.get(s, 0.0)) for s in range(T)},
+        "n_known": split["n_known"],
+        "remap": split["remap"],
+    }
+    split_out = {
+        k: split[k]
+        for k in (
+            "train",
+            "calibration",
+            "query",
+            "calibration_unknown",
+            "query_unknown",
+        )
+        if k in split
+    }
+    return pd.DataFrame(rows), kept, split_out
+
+
+def _resolve_releases(releases, estimator, n_features):
+    """Return ``(names, column index arrays)`` for the declared releases."""
+    if releases is None:
+        return ["Z1"], [np.arange(n_features)]
+    if isinstance(releases, dict):
+        names, groups = [str(k) for k in releases], list(releases.values())
+    else:
+        groups = list(releases)
+        names = [f"Z{t + 1}" for t in range(len(groups))]
+    if not groups:
+        raise ValueError("releases must declare at least one column group.")
+    if len(set(names)) != len(names):
+        raise ValueError(f"Release names must be unique; got {names}.")
+    feature_names = getattr(estimator, "feature_names_in_", None)
+    out = []
+    for name, group in zip(names, groups):
+        if isinstance(group, slice):
+            cols = np.arange(n_features)[group]
+        else:
+            group = [group] if np.isscalar(group) else list(np.asarray(group).ravel())
+            if all(isinstance(g, numbers.Integral) for g in group):
+                cols = np.asarray(group, dtype=np.intp)
+                bad = cols[(cols < 0) | (cols >= n_features)]
+                if bad.size:
+                    raise ValueError(
+                        f"Release {name!r} has column indices out of range for "
+                        f"{n_features} features: {bad[:10].tolist()}."
+                    )
+            elif all(isinstance(g, str) for g in group):
+                if feature_names is None:
+                    raise ValueError(
+                        f"Release {name!r} is given by column names, but X has no "
+                        "column names (pass a DataFrame or use integer indices)."
+                    )
+                lookup = {str(f): i for i, f in enumerate(feature_names)}
+                missing = [g for g in group if g not in lookup]
+                if missing:
+                    raise ValueError(
+                        f"Release {name!r} names columns not in X: {missing[:10]}."
+                    )
+                cols = np.asarray([lookup[g] for g in group], dtype=np.intp)
+            else:
+                raise ValueError(
+                    f"Release {name!r} must be a slice, a list of integer column "
+                    "indices or a list of column names."
+                )
+        if cols.size == 0:
+            raise ValueError(f"Release {name!r} selects no columns.")
+        out.append(np.unique(cols))
+    return names, out
+
+
+class RenyiPressure(BaseEstimator):
+    r"""Cumulative re-identification pressure (vRPI) of a sequence of releases.
+
+    Splits every identity's rows (closed world: every audited identity is
+    enrolled) into attacker-train, calibration and query rows; fits the
+    attacker on the train rows; rescales its log-posterior by a temperature
+    fitted on the calibration rows; and computes Rényi pressure measures on
+    the query rows. With ``releases``, the columns of ``X`` are a sequence of
+    releases :math:`Z_1, \\dots, Z_T` and the measures are computed for every
+    cumulative state :math:`Z_{1:t}` and every single release :math:`Z_t`.
+
+    Parameters
+    ----------
+    attacker : classifier with ``predict_proba`` or None, default=None
+        The attacker (a rung of the ladder). None uses
+        :class:`RetrievalAttacker` (A0). It is cloned for every fit; if it
+        has a ``random_state`` left at None, it gets the repeat's seed.
+    alphas : array-like of float, default=(1.5, 2, 5, 10, inf)
+        Rényi orders (each > 1; ``inf`` = min-entropy).
+    releases : list or dict of column groups, default=None
+        Each group is a slice, a list of integer column indices, or a list of
+        DataFrame column names; a dict names the releases (otherwise
+        ``"Z1"``, ``"Z2"``, ...). None: all columns form one release.
+    calibration_size : float, default=0.1
+        Fraction of each identity's rows used for calibration (at least 1).
+    test_size : float, default=0.3
+        Fraction of each identity's rows used as audited queries (at least
+        1). Identities need at least 3 usable rows (one per split); smaller
+        ones are excluded with an :class:`~skprivacy.exceptions.ExcludedIdentitiesWarning`
+        and counted in ``drop_report_``.
+    n_repeats : int, default=1
+        Number of independently seeded splits; results are mean and standard
+        deviation (ddof=1) over repeats.
+    weight_grid : array-like of float, default=(0, 0.25, 0.5, 1, 2, 4)
+        Candidate weights of each newly added release in the cumulative
+        state (the first release has weight 1). Chosen greedily, release by
+        release, by the calibration negative log-likelihood. Including 0
+        lets the attacker ignore a release that does not help it.
+    calibrate : bool, default=True
+        Fit a post-hoc temperature on the calibration rows (for every rung,
+        including probes whose probabilities are not calibrated).
+    open_world : float or None, default=None
+        Fraction of identities held out as never enrolled. Their rows are
+        split between calibration and query in the ratio
+        ``calibration_size : test_size``; the posterior gets an extra
+        "unknown" outcome from a rejection model calibrated on the
+        calibration rows, and the measures use N + 1 outcomes.
+    n_jobs : int or None, default=None
+        Parallel jobs over repeats (or, with one repeat, over the weight
+        candidates of a stage) through joblib.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the splits (and attackers left unseeded).
+
+    Attributes
+    ----------
+    results_ : pandas.DataFrame
+        One row per (stage, alpha): ``kind`` ("cumulative" or "single"),
+        ``t``, ``release`` (the t-th release), ``releases`` (releases in the
+        state), ``alpha``, then the measures ``vrpi``, ``vrpi_prior``,
+        ``arimoto_entropy``, ``p_guess``, ``guessing_bound``,
+        ``top1_accuracy``, ``nll``, ``weight``, ``temperature``, each with a
+        ``*_std`` column over repeats (NaN with one repeat), and
+        ``n_queries``, ``n_outcomes``, ``n_repeats``.
+    repeat_results_ : pandas.DataFrame
+        The same measures for every repeat (column ``repeat``).
+    overlap_ : pandas.DataFrame
+        Indexed by alpha: ``sum_single`` (Σ_t vRPI of each single release),
+        ``joint`` (vRPI of the full cumulative state), ``overlap`` =
+        ``sum_single - joint`` (Δ_corr,α) and ``overlap_std``.
+    release_names_ : list of str
+        Release names in order.
+    release_columns_ : dict of str to ndarray
+        Column indices of each release.
+    release_weights_ : pandas.DataFrame
+        Weight of each release (columns) chosen in every repeat (rows).
+    temperature_ : float
+        Post-hoc temperature of the full cumulative state (first repeat).
+    attacker_ : estimator
+        The attacker fitted on the full cumulative state (first repeat).
+    rejection_threshold_ : float or None
+        Open world: the top posterior probability below which a query is
+        more likely unknown than enrolled (first repeat).
+    splits_ : list of dict
+        For every repeat, the input-row indices of ``"train"``,
+        ``"calibration"`` and ``"query"`` rows (and ``"*_unknown"`` in the
+        open world).
+    identities_ : ndarray of shape (n_identities,)
+        Audited identity labels.
+    drop_report_ : dict
+        Rows dropped by the input validation, by reason.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (DataFrame input only).
+
+    See Also
+    --------
+    pressure_ladder : Several attackers on the same splits in one table.
+    vrpi : The measure on a posterior matrix.
+
+    Notes
+    -----
+    All measures are plug-in point estimates for the given attacker, not
+    bounds on what a stronger attacker could do. The guessing bound column is
+    :math:`\\mathbb{E}_z \\lVert \\hat p(\\cdot\\mid z)\\rVert_\\alpha
+    \\ge P_{\\mathrm{guess}}` (Theorem 2), exact for the same posterior.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import RenyiPressure
+    >>> X, ids = make_identity_embeddings(8, 10, 16, random_state=0)
+    >>> audit = RenyiPressure(releases=[slice(0, 8), slice(8, 16)],
+    ...                       random_state=0).fit(X, ids)
+    >>> bool(0 <= audit.score() <= np.log(8))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "attacker": [HasMethods(["fit", "predict_proba"]), None],
+        "alphas": ["array-like"],
+        "releases": [list, tuple, dict, None],
+        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
+        "test_size": [Interval(Real, 0, 1, closed="neither")],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
+        "weight_grid": ["array-like"],
+        "calibrate": ["boolean"],
+        "open_world": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        attacker=None,
+        alphas=(1.5, 2, 5, 10, np.inf),
+        releases=None,
+        calibration_size=0.1,
+        test_size=0.3,
+        n_repeats=1,
+        *,
+        weight_grid=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
+        calibrate=True,
+        open_world=None,
+        n_jobs=None,
+        random_state=None,
+    ):
+        self.attacker = attacker
+        self.alphas = alphas
+        self.releases = releases
+        self.calibration_size = calibration_size
+        self.test_size = test_size
+        self.n_repeats = n_repeats
+        self.weight_grid = weight_grid
+        self.calibrate = calibrate
+        self.open_world = open_world
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _check_params(self):
+        alphas = [_check_alpha(a) for a in np.atleast_1d(self.alphas).tolist()]
+        if not alphas:
+            raise ValueError("alphas must contain at least one order.")
+        if self.calibration_size + self.test_size >= 1:
+            raise ValueError(
+                "calibration_size + test_size must be < 1 so that the attacker "
+                f"keeps training rows; got {self.calibration_size} + "
+                f"{self.test_size}."
+            )
+        grid = np.atleast_1d(np.asarray(self.weight_grid, dtype=np.float64))
+        if grid.size == 0 or (grid < 0).any() or not np.isfinite(grid).all():
+            raise ValueError("weight_grid must hold finite non-negative weights.")
+        if not (grid > 0).any():
+            raise ValueError("weight_grid needs at least one positive weight.")
+        return alphas, grid.tolist()
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Run the audit.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Embeddings; the releases are column groups of ``X``. Non-finite
+            and zero-norm rows are dropped and reported.
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : RenyiPressure
+            Fitted auditor.
+        """
+        alphas, grid = self._check_params()
+        min_ids = 3 if self.open_world is not None else 2
+        data = validate_identity_data(
+            self,
+            X,
+            y,
+            min_samples_per_identity=3,
+            min_identities=min_ids,
+            dtype=[np.float64, np.float32],  # float32 input stays float32
+        )
+        self.drop_report_ = data.drop_report
+        self.identities_ = data.identities
+        names, columns = _resolve_releases(self.releases, self, data.X.shape[1])
+        self.release_names_ = names
+        self.release_columns_ = dict(zip(names, columns))
+        blocks = [l2_normalize(data.X[:, cols]) for cols in columns]
+        attacker = RetrievalAttacker() if self.attacker is None else self.attacker
+        if self.open_world is not None:
+            n_unknown = max(round(self.open_world * data.n_identities), 1)
+            if data.n_identities - n_unknown < 2:
+                raise ValueError(
+                    f"open_world={self.open_world} leaves fewer than 2 enrolled "
+                    f"identities out of {data.n_identities}."
+                )
+        alphas_all = sorted(set(alphas) | {2.0})
+        params = {
+            "attacker": attacker,
+            "alphas_all": alphas_all,
+            "weight_grid": grid,
+            "calibrate": bool(self.calibrate),
+            "calibration_size": float(self.calibration_size),
+            "test_size": float(self.test_size),
+            "open_world": self.open_world,
+            "n_identities": data.n_identities,
+        }
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_repeats)
+        if self.n_repeats > 1:
+            outs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_run_repeat)(blocks, data.codes, names, s, params, None)
+                for s in seeds
+            )
+        else:
+            outs = [
+                _run_repeat(blocks, data.codes, names, seeds[0], params, self.n_jobs)
+            ]
+
+        tables = []
+        for r, (table, _, _) in enumerate(outs):
+            tables.append(table.assign(repeat=r))
+        raw = pd.concat(tables, ignore_index=True)
+        self._score_values = raw.loc[
+            (raw["kind"] == "cumulative")
+            & (raw["t"] == len(names))
+            & (raw["alpha"] == 2.0),
+            "vrpi",
+        ].to_numpy()
+        raw = raw[raw["alpha"].isin(alphas)].reset_index(drop=True)
+        cols = ["repeat", "kind", "t", "release", "releases", "alpha"]
+        self.repeat_results_ = raw[cols + [c for c in raw.columns if c not in cols]]
+        self.results_ = _aggregate(raw)
+        self.overlap_ = _overlap(raw, len(names))
+        kept_rows = np.flatnonzero(data.kept)
+        self.splits_ = [
+            {k: kept_rows[v] for k, v in split.items()} for _, _, split in outs
+        ]
+        self.release_weights_ = pd.DataFrame(
+            [kept["weights"] for _, kept, _ in outs],
+            index=pd.RangeIndex(len(outs), name="repeat"),
+        )
+        first = outs[0][1]
+        self.attacker_ = first["estimator"]
+        self.temperature_ = first["temperature"]
+        self.rejection_threshold_ = (
+            first["rejector"].threshold if first["rejector"] is not None else None
+        )
+        self._final = first
+        self._columns = columns
+        return self
+
+    def score(self, X=None, y=None):
+        """Audited pressure: vRPI at alpha = 2 of the full cumulative state.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            None: the audit of the fitted data (mean over repeats). Otherwise
+            held-out query rows, scored with the attacker, release weights and
+            temperature of the first repeat; rows of identities not seen in
+            :term:`fit` are excluded (closed world, warned) or, in the open
+            world, count as "unknown".
+        y : array-like of shape (n_samples,), default=None
+            Identity labels of ``X``.
+
+        Returns
+        -------
+        pressure : float
+            vRPI_2 in nats (higher = more re-identifiable); a plug-in point
+            estimate for this attacker, not a bound.
+        """
+        check_is_fitted(self)
+        if X is None:
+            return float(np.mean(self._score_values))
+        if y is None:
+            raise ValueError("score(X, y) needs the identity labels y of X.")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        y = np.asarray(y)
+        final = self._final
+        code_of = {label: i for i, label in enumerate(self.identities_.tolist())}
+        codes = np.array([code_of.get(label, -1) for label in y.tolist()])
+        y_codes = np.where(codes >= 0, final["remap"][np.maximum(codes, 0)], -1)
+        open_world = final["rejector"] is not None
+        if open_world:
+            y_codes = np.where(y_codes < 0, final["n_known"], y_codes)
+        else:
+            unseen = y_codes < 0
+            if unseen.all():
+                raise ValueError("None of the labels in y were enrolled in fit.")
+            if unseen.any():
+                warnings.warn(
+                    f"Excluded {int(unseen.sum())} row(s) of identities not "
+                    "enrolled in fit (closed-world audit).",
+                    ExcludedIdentitiesWarning,
+                    stacklevel=2,
+                )
+                X, y_codes = X[~unseen], y_codes[~unseen]
+        blocks = [l2_normalize(X[:, cols]) for cols in self._columns]
+        weights = {
+            s: final["weights"][name]
+            for s, name in enumerate(self.release_names_)
+            if final["weights"][name] > 0
+        }
+        F = _state_features(blocks, weights)
+        logp = temperature_scale(
+            _log_posterior(final["estimator"], F), final["temperature"]
+        )
+        P = final["rejector"].extend(logp) if open_world else np.exp(logp)
+        return float(_measure_rows(P, y_codes, [2.0])[0]["vrpi"])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+def _aggregate(raw):
+    keys = ["kind", "t", "release", "releases", "alpha"]
+    grouped = raw.groupby(keys, sort=False)
+    mean = grouped[list(_METRICS)].mean()
+    std = grouped[list(_METRICS)].std(ddof=1).add_suffix("_std")
+    out = pd.concat([mean, std], axis=1)
+    ordered = []
+    for m in _METRICS:
+        ordered += [m, m + "_std"]
+    out = out[ordered]
+    out["n_queries"] = grouped["n_queries"].mean()
+    out["n_outcomes"] = grouped["n_outcomes"].first()
+    out["n_repeats"] = grouped.size()
+    return out.reset_index()
+
+
+def _overlap(raw, T):
+    rows = []
+    for (rep, alpha), g in raw.groupby(["repeat", "alpha"], sort=True):
+        joint = g.loc[(g["kind"] == "cumulative") & (g["t"] == T), "vrpi"].iloc[0]
+        if T > 1:
+            singles = g.loc[g["kind"] == "single", "vrpi"].sum()
+        else:
+            singles = joint
+        rows.append(
+            {"repeat": rep, "alpha": alpha, "sum_single": singles, "joint": joint}
+        )
+    df = pd.DataFrame(rows)
+    df["overlap"] = df["sum_single"] - df["joint"]
+    g = df.groupby("alpha")
+    out = g[["sum_single", "joint", "overlap"]].mean()
+    out["overlap_std"] = g["overlap"].std(ddof=1)
+    return out
+
+
+def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
+    """Audit several attackers on the same splits and return one tidy table.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Embeddings.
+    y : array-like of shape (n_samples,)
+        Identity labels.
+    attackers : dict of str to classifier, default=None
+        Named rungs; None uses :func:`attacker_ladder`.
+    return_estimators : bool, default=False
+        Also return the fitted :class:`RenyiPressure` of each rung.
+    **params : dict
+        Other :class:`RenyiPressure` parameters. If ``random_state`` is None a
+        single seed is drawn so that every rung sees the same splits.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``RenyiPressure.results_`` of every rung, with an ``attacker`` column
+        first.
+    estimators : dict of str to RenyiPressure
+        Only if ``return_estimators``.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import (PrototypeAttacker, RetrievalAttacker,
+    ...                                 pressure_ladder)
+    >>> X, ids = make_identity_embeddings(8, 10, 16, random_state=0)
+    >>> table = pressure_ladder(
+    ...     X, ids, {"A0": RetrievalAttacker(), "A2": PrototypeAttacker()},
+    ...     alphas=[2], random_state=0)
+    >>> table[["attacker", "alpha"]].values.tolist()
+    [['A0', 2.0], ['A2', 2.0]]
+    """
+    from skprivacy.pressure._attackers import attacker_ladder
+
+    if attackers is None:
+        attackers = attacker_ladder(random_state=params.get("random_state"))
+    if not isinstance(params.get("random_state"), numbers.Integral):
+        # One integer seed for every rung: same splits for all of them.
+        rng = check_random_state(params.get("random_state"))
+        params["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
+    tables, fitted = [], {}
+    for name, attacker in attackers.items():
+        est = RenyiPressure(attacker=attacker, **params).fit(X, y)
+        tables.append(est.results_.assign(attacker=name))
+        fitted[name] = est
+    table = pd.concat(tables, ignore_index=True)
+    table = table[["attacker"] + [c for c in table.columns if c != "attacker"]]
+    return (table, fitted) if return_estimators else table
