@@ -1,0 +1,88 @@
+"""
+The paper protocol on the bundled real data
+===========================================
+
+``skprivacy audit --protocol paper`` runs paper 000's protocol: one seeded
+ordering of all identity pairs shared by every method; GaussMech and MMD-TV on
+500 pairs, KDE-LR on 100 pairs at alpha in {0, 1e-2}, ROC-HT on 200,
+permutation tests (10^4 permutations) on 100 pairs with same-identity split-half
+controls, the residual Gaussianity diagnostic, and reserved-test certificates.
+This example runs the same audit from Python with
+:func:`skprivacy.report.run_audit` on the bundled Cropped Yale B
+face-recognition embeddings (38 identities, about 45 images each, so 703
+pairs).
+
+The command-line equivalent, which also writes the HTML report, is::
+
+    skprivacy audit --protocol paper --n-jobs 2 --out yale_audit
+"""
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from skprivacy.datasets import load_cropped_yale_b
+from skprivacy.report import run_audit
+
+faces = load_cropped_yale_b()
+report = run_audit(
+    faces.data, faces.identity, protocol="paper", random_state=0, n_jobs=2
+)
+
+# %%
+# The summary: every number says what it is. Only the two ``certificate`` rows
+# carry a confidence statement.
+summary = pd.DataFrame(report.summary).T[["value", "kind", "n_pairs", "statistic"]]
+with pd.option_context("display.max_colwidth", 60, "display.width", 140):
+    print(summary)
+
+# %%
+# The per-pair table: one row per audited pair, every method's columns side by
+# side, ``pair_rank`` the position in the shared ordering (methods audit
+# prefixes of it, so the first 100 pairs have every method's value).
+pairs = report.pairs
+print(pairs.shape)
+print(pairs.head())
+
+# %%
+# Point estimates on a common axis. GaussMech and KDE-LR measure very different
+# things (a mean shift in units of the residual noise; a composed per-dimension
+# density ratio) and are not comparable to the MMD-TV values, which cannot exceed
+# about 1.763. ROC-HT is infinite for most pairs: dlib embeddings separate these
+# identities perfectly in cross-validation, and the KOV bound is infinite at any
+# operating point with a zero false-positive rate.
+cols = {
+    "GaussMech": "gaussmech_epsilon",
+    "KDE-LR (alpha=0.01)": "kdelr_a0.01_epsilon",
+    "MMD-TV": "mmdtv_epsilon",
+    "ROC-HT certificate": "cert_epsilon",
+}
+fig, ax = plt.subplots(figsize=(7, 3.5))
+data = [pairs[c].dropna().to_numpy() for c in cols.values()]
+ax.boxplot(data, orientation="horizontal")
+ax.set_yticks(np.arange(1, len(cols) + 1), list(cols))
+ax.set_xscale("symlog", linthresh=1)
+ax.set_xlabel("per-pair epsilon (symlog)")
+n_inf = int(np.isinf(pairs["rocht_epsilon"]).sum())
+ax.set_title(
+    f"ROC-HT point estimate infinite for {n_inf} of "
+    f"{pairs['rocht_epsilon'].notna().sum()} pairs"
+)
+fig.tight_layout()
+
+# %%
+# The controls behave: two random halves of one identity are rejected at about
+# the nominal 5% rate, while every identity pair is rejected.
+print(
+    "pairs rejected:",
+    report.summary["mmd_permutation_test"]["value"],
+    "| split-half controls rejected:",
+    round(report.summary["split_half_controls"]["value"], 3),
+)
+
+# %%
+# The provenance record travels with the numbers.
+prov = report.provenance
+print({k: prov[k] for k in ("n_rows_before", "n_rows_after", "n_identities_after")})
+print("seed", prov["seed"], "| first pairs", prov["pairs"][:3])
