@@ -15,6 +15,13 @@ query loop is timed on a subset of query identities (against all prototypes)
 and scaled linearly (every identity costs the same); the prototypes are built
 once and added unscaled.
 
+Exact ProtoCE needs one n_samples x n_identities x d Gram product: at the
+target size 5.1e11 multiply-adds, i.e. at least ~13 s on 2 cores even at the
+fp64 FMA peak of a 2.5 GHz AVX2 core pair (~80 GFLOP/s), plus 1e9
+exponentials. The <= 5 s target is therefore reachable for PairCos, vMF-kappa
+and PenLogit (linear in the data), not for exact ProtoCE on this hardware;
+the table also times the sampled-negatives approximation.
+
 Usage::
 
     python benchmarks/bench_membership.py            # full size (ProtoCE ~minutes)

@@ -249,6 +249,16 @@ def test_errors_are_clear():
         mg.score(X, ids)
 
 
+def test_two_column_y_with_string_ids_and_bool_member():
+    X, ids, member = _data(n_members=10, n_nonmembers=10)
+    sid = np.array([f"p{i}" for i in ids])
+    Y = np.column_stack([sid, member])  # booleans become the strings "True"/"False"
+    a = MembershipGeometry(cv=3, random_state=0).fit(X, Y)
+    b = MembershipGeometry(cv=3, random_state=0).fit(X, sid, member=member)
+    pd.testing.assert_series_equal(a.auc_, b.auc_)
+    assert a.score(X, Y) == b.score(X, sid, member=member)
+
+
 def test_same_seed_bit_identical():
     X, ids, member = _data()
     a = MembershipGeometry(random_state=3).fit(X, ids, member=member)

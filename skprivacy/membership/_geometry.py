@@ -109,6 +109,10 @@ def _check_member(member, n_rows, *, caller):
             f"{caller}: member must be 1-D with one label per row of X "
             f"({n_rows}); got shape {m.shape}."
         )
+    if m.dtype.kind in "USO":
+        # e.g. np.column_stack([string ids, bool member]) turns True into "True"
+        words = {"true": "1", "false": "0"}
+        m = np.array([words.get(str(v).strip().lower(), v) for v in m], dtype=object)
     try:
         values = m.astype(np.float64)
     except (TypeError, ValueError):
