@@ -39,7 +39,7 @@ def silverman_bandwidth(X):
     >>> import numpy as np
     >>> from skprivacy.auditors._kde import silverman_bandwidth
     >>> silverman_bandwidth(np.array([[0.0], [1.0], [2.0], [3.0]])).round(4)
-    array([0.7916])
+    array([0.7584])
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]

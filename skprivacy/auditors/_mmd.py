@@ -366,7 +366,7 @@ class MMDTVAuditor(BasePairAuditor):
     >>> X, ids = make_identity_embeddings(6, 20, 32, random_state=0)
     >>> auditor = MMDTVAuditor(n_pairs=None, n_permutations=99).fit(X, ids)
     >>> auditor.results_.shape
-    (15, 9)
+    (15, 8)
     >>> 0 < auditor.score() <= 1.763
     True
     """
