@@ -237,49 +237,64 @@ def _sanitize(args, argv):
     import json
 
     import numpy as np
+    import pandas as pd
 
+    from skprivacy.report._audit import _now, _versions
     from skprivacy.sanitize import ISP
+    from skprivacy.utils import check_embeddings
 
+    started = _now()
     out = Path(args.out)
     if out.exists() and not args.force:
         raise UserError(
             f"output directory {out} already exists; use --force to overwrite it"
         )
+    text = args.n_components.strip()
     try:
-        r = float(args.n_components)
-        r = int(r) if r >= 1 and r == int(r) and "." not in args.n_components else r
-    except ValueError as exc:
+        r = int(text) if text.isdigit() else float(text)
+    except ValueError:
+        r = None
+    if r is None or (isinstance(r, float) and not 0 < r < 1) or r == 0:
         raise UserError(
-            f"--n-components must be an int or a float in (0, 1); got "
+            "--n-components must be a positive int or a float in (0, 1); got "
             f"{args.n_components!r}"
-        ) from exc
+        )
     X, ids, info = _read(args)
+    Xa = X.to_numpy(dtype=np.float64)
     try:
-        isp = ISP(n_components=r).fit(X.to_numpy(), ids.to_numpy())
+        # The shared cleaning (non-finite and near-zero rows cannot be projected).
+        _, kept, drops = check_embeddings(Xa, warn=False, normalize=False)
+        isp = ISP(n_components=r).fit(Xa[kept], ids.to_numpy()[kept])
     except ValueError as exc:
         raise UserError(" ".join(str(exc).split())) from exc
-    Z = isp.transform(X.to_numpy())
+    Z = isp.transform(Xa[kept])
     out.mkdir(parents=True, exist_ok=True)
-    import pandas as pd
-
-    frame = pd.DataFrame(Z, columns=list(X.columns))
-    frame.insert(0, args.id_column, ids.to_numpy())
+    frame = pd.DataFrame(Z, columns=[str(c) for c in X.columns])
+    frame.insert(0, args.id_column, ids.to_numpy()[kept])
     frame.to_csv(out / "sanitized.csv.gz", index=False)
-    np.savez(out / "projector.npz", components=isp.components_)
-    (out / "sanitize.json").write_text(
-        json.dumps(
-            {
-                "input": {k: info[k] for k in ("path", "sha256", "feature_columns")},
-                "n_components": int(isp.components_.shape[0]),
-                "command_line": shlex.join(["skprivacy", *argv]),
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    isp.to_npz(out / "projector.npz")
+    record = {
+        "input": {
+            k: info.get(k)
+            for k in ("path", "sha256", "feature_columns", "ignored_columns")
+        },
+        "n_rows_before": int(len(Xa)),
+        "n_rows_after": int(kept.sum()),
+        "dropped_rows": drops,
+        "n_components": int(isp.components_.shape[0]),
+        "explained_energy_ratio": [float(v) for v in isp.explained_energy_ratio_],
+        "outputs": ["sanitized.csv.gz", "projector.npz"],
+        "versions": _versions(),
+        "start_time": started,
+        "end_time": _now(),
+        "command_line": shlex.join(["skprivacy", *argv]),
+    }
+    (out / "sanitize.json").write_text(json.dumps(record, indent=2) + "\n")
     if not args.quiet:
         print(
-            f"[skprivacy] wrote {out / 'sanitized.csv.gz'} and {out / 'projector.npz'}",
+            f"[skprivacy] removed {record['n_components']} identity direction(s); "
+            f"wrote {out / 'sanitized.csv.gz'}, {out / 'projector.npz'} and "
+            f"{out / 'sanitize.json'}",
             file=sys.stderr,
         )
     return 0
