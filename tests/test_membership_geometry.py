@@ -259,6 +259,18 @@ def test_two_column_y_with_string_ids_and_bool_member():
     assert a.score(X, Y) == b.score(X, sid, member=member)
 
 
+def test_dropped_rows_keep_membership_aligned():
+    X, ids, member = _data(n_members=10, n_nonmembers=10)
+    X = X.copy()
+    X[[0, 85]] = np.nan  # one member row, one non-member row
+    with pytest.warns(UserWarning, match="Dropped 2"):
+        mg = MembershipGeometry(cv=3).fit(X, ids, member=member)
+    assert mg.drop_report_["non_finite"] == 2
+    k = mg.statistics_.set_index("identity")["k"]
+    assert k[0] == 7 and k[10] == 7 and k.drop([0, 10]).eq(8).all()
+    assert mg.statistics_["member"].sum() == 10
+
+
 def test_same_seed_bit_identical():
     X, ids, member = _data()
     a = MembershipGeometry(random_state=3).fit(X, ids, member=member)

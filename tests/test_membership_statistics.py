@@ -290,6 +290,12 @@ def test_prototype_ce_negative_sampling_is_the_rescaled_formula():
     assert_allclose(prototype_ce(X, ids, n_negatives=G - 1), exact, rtol=RTOL)
 
 
+def test_prototype_ce_threads_and_blocks_do_not_change_values():
+    X, ids = _ragged()
+    ref = prototype_ce(X, ids)
+    assert_allclose(prototype_ce(X, ids, n_jobs=2, batch_size=5), ref, rtol=1e-13)
+
+
 # ---------------------------------------------------------------------------
 # Properties
 # ---------------------------------------------------------------------------

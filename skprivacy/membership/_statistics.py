@@ -254,10 +254,9 @@ def _own_cos(seg, leave_one_out):
     return seg.eS / np.sqrt(seg.S2[seg.codes])
 
 
-def _proto_block(Zb, cb, W, s_own, scale, neg_weight):
-    # log sum_{j != y} exp(s cos theta_j) for a block of queries, stably.
-    logits = Zb @ W.T
-    logits *= scale
+def _proto_block(Zb, cb, Ws, s_own, scale, neg_weight):
+    # log sum_{j != y} exp(s cos theta_j) for a block of queries; Ws = s * W.
+    logits = Zb @ Ws.T
     if neg_weight is None:
         logits[np.arange(Zb.shape[0]), cb] = -np.inf
         log_w = 0.0
@@ -267,10 +266,16 @@ def _proto_block(Zb, cb, W, s_own, scale, neg_weight):
         logits[own] = -np.inf
         # Rescale the sampled sum to the full negative set (unbiased for the sum).
         log_w = log_w[cb]
-    mx = logits.max(axis=1)
-    np.subtract(logits, mx[:, None], out=logits)
-    np.exp(logits, out=logits)
-    lse = mx + np.log(logits.sum(axis=1)) + log_w
+    if scale <= 700.0:
+        # |s cos| <= s <= 700: exp neither overflows nor underflows in float64,
+        # so the max-shift of a generic logsumexp (two extra passes) is not needed.
+        np.exp(logits, out=logits)
+        lse = np.log(logits.sum(axis=1)) + log_w
+    else:
+        mx = logits.max(axis=1)
+        np.subtract(logits, mx[:, None], out=logits)
+        np.exp(logits, out=logits)
+        lse = mx + np.log(logits.sum(axis=1)) + log_w
     # -L = s g - log(e^{s g} + e^{lse}) = -log(1 + e^{lse - s g})
     return -np.logaddexp(0.0, lse - s_own)
 
@@ -290,7 +295,7 @@ def _prototype_ce(
     if G == 1:
         # No other identity, no negatives: -L = -log(1) = 0 for every query.
         return np.zeros(1)
-    W = seg.S / np.sqrt(seg.S2)[:, None]
+    W = seg.S * (scale / np.sqrt(seg.S2))[:, None]  # scaled prototypes s * w_j
     s_own = scale * apply_head(head, _own_cos(seg, leave_one_out), margin)
     neg_weight = None
     if n_negatives is not None and n_negatives < G - 1:
