@@ -474,7 +474,7 @@ def penalised_logit(X, ids, *, head="arcface", scale=64.0, margin=0.5):
         "ids": ["array-like"],
         **_HEAD_PARAMS,
         "leave_one_out": ["boolean"],
-        "n_negatives": [Interval(Integral, 1, None, closed="left"), None],
+        "n_negatives": [Interval(Integral, 2, None, closed="left"), None],
         "random_state": ["random_state"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
