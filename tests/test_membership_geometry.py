@@ -215,6 +215,8 @@ def test_other_classifier_and_statistics_subset():
         random_state=0,
     ).fit(X, ids, member=member)
     assert list(mg.auc_.index) == ["pair_cos", "penalised_logit"]
+    grouped = MembershipGeometry(cv=GroupKFold(4)).fit(X, ids, member=member)
+    assert len(grouped.fusion_cv_auc_) == 4
     assert not hasattr(mg, "decision_function")  # the forest has none
     assert mg.predict_proba(X, ids).shape == (len(X), 2)
 

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """MembershipGeometry: member/non-member separability of identity clusters."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -452,8 +453,14 @@ class MembershipGeometry(BaseEstimator):
                 )
             cv = StratifiedKFold(cv, shuffle=True, random_state=self.random_state)
         cv = check_cv(cv, m_id, classifier=True)
+        # Rows are identities: each is its own group (so GroupKFold-like
+        # splitters work too). Splits are materialised here so that no groups
+        # argument meets a routing-enabled cross_val_score.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="The groups parameter")
+            splits = list(cv.split(F, m_id, groups=np.arange(len(m_id))))
         self.fusion_cv_auc_ = cross_val_score(
-            clone(classifier), F, m_id, cv=cv, scoring="roc_auc", n_jobs=self.n_jobs
+            clone(classifier), F, m_id, cv=splits, scoring="roc_auc", n_jobs=self.n_jobs
         )
         self.fusion_auc_ = float(np.mean(self.fusion_cv_auc_))
         self.classifier_ = clone(classifier).fit(F, m_id)
