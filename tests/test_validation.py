@@ -156,3 +156,17 @@ def test_cleaning_invariants(X):
 def test_l2_normalize_leaves_zero_rows():
     out = l2_normalize(np.array([[0.0, 0.0], [0.0, 2.0]]))
     assert_array_equal(out, [[0.0, 0.0], [0.0, 1.0]])
+
+
+def test_huge_finite_rows_are_normalised_not_zeroed():
+    X = np.array([[3e200, 4e200], [1.0, 0.0]])
+    Z, kept, _ = check_embeddings(X, warn=False)
+    assert kept.all()
+    assert_allclose(Z, [[0.6, 0.8], [1.0, 0.0]])
+
+
+def test_clean_input_is_not_modified():
+    X = np.array([[3.0, 4.0], [0.0, 2.0]])
+    Z, _, _ = check_embeddings(X)
+    assert_allclose(X, [[3.0, 4.0], [0.0, 2.0]])
+    assert_allclose(Z, [[0.6, 0.8], [0.0, 1.0]])

@@ -139,8 +139,18 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
     """
     X = np.asarray(X)
     finite = np.isfinite(X).all(axis=1)
-    norms = np.zeros(X.shape[0], dtype=np.float64)
-    norms[finite] = np.linalg.norm(X[finite], axis=1)
+    # Norms of every row in one pass over X, without copying the finite rows out
+    # first (a full copy of a large X costs seconds on a busy machine); the
+    # values of non-finite rows are discarded.
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    # Guard against overflow of the squares for huge finite entries.
+    overflow = finite & ~np.isfinite(norms)
+    if overflow.any():
+        big = X[overflow].astype(np.float64)
+        scale = np.abs(big).max(axis=1)
+        norms[overflow] = scale * np.linalg.norm(big / scale[:, None], axis=1)
+    norms[~finite] = 0.0
     low = finite & (norms <= min_norm)
     kept = finite & ~low
     drop_counts = {"non_finite": int((~finite).sum()), "low_norm": int(low.sum())}
@@ -159,9 +169,12 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
             DroppedRowsWarning,
             stacklevel=3,
         )
-    Z = X[kept]
-    if normalize:
-        Z = Z / norms[kept, None].astype(Z.dtype)
+    if kept.all():
+        Z = X / norms[:, None].astype(X.dtype) if normalize else X
+    else:
+        Z = X[kept]
+        if normalize:
+            Z /= norms[kept, None].astype(Z.dtype)
     return Z, kept, drop_counts
 
 
