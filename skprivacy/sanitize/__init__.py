@@ -4,6 +4,13 @@
 
 from skprivacy.sanitize._baselines import INLP, LEACE
 from skprivacy.sanitize._isp import ISP
+from skprivacy.sanitize._utility import (
+    attribute_probe_accuracy,
+    plot_privacy_utility,
+    privacy_utility_tradeoff,
+    retrieval_precision_at_k,
+    transfer_audit,
+)
 from skprivacy.sanitize._verification import OpenSetVerificationAuditor, tar_at_far
 
 __all__ = [
@@ -11,5 +18,10 @@ __all__ = [
     "ISP",
     "LEACE",
     "OpenSetVerificationAuditor",
+    "attribute_probe_accuracy",
+    "plot_privacy_utility",
+    "privacy_utility_tradeoff",
+    "retrieval_precision_at_k",
     "tar_at_far",
+    "transfer_audit",
 ]

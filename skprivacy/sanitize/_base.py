@@ -67,8 +67,9 @@ def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize)
     scale_rows : bool
         If True, rows are first scaled to unit L2 norm (zero rows stay zero).
     renormalize : bool
-        If True, output rows are scaled to unit L2 norm (zero rows stay zero,
-        NaN rows stay NaN).
+        If True, output rows are scaled to unit L2 norm. Rows whose output norm
+        is at rounding level (``<= 100 eps ||x||``) are set to zero rather than
+        blown up to a spurious unit vector; NaN rows stay NaN.
 
     Returns
     -------
@@ -88,6 +89,7 @@ def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize)
     if n == 0:
         return out
     block = _BLOCK_ROWS.get(dtype, 256)
+    zero_tol = 100 * np.finfo(dtype).eps
 
     def work(start):
         stop = min(start + block, n)
@@ -102,7 +104,13 @@ def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize)
         np.subtract(xb, ob, out=ob)
         if renormalize:
             norms = np.sqrt(np.einsum("ij,ij->i", ob, ob))
-            np.divide(ob, norms[:, None], out=ob, where=norms[:, None] > 0)
+            # A row (almost) inside the removed subspace leaves only rounding
+            # error; scaling that to unit norm would invent a direction, so
+            # such rows become exactly zero.
+            floor = zero_tol * np.sqrt(np.einsum("ij,ij->i", xb, xb))
+            tiny = norms <= floor
+            np.divide(ob, norms[:, None], out=ob, where=~tiny[:, None])
+            ob[tiny] = 0
 
     starts = range(0, n, block)
     controller, n_threads = _blas_threads()

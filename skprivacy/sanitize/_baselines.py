@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg
 from sklearn.base import clone
-from sklearn.linear_model import RidgeClassifier
+from sklearn.linear_model import LogisticRegression
 
 from skprivacy.sanitize._base import (
     _BaseIdentityEraser,
@@ -211,7 +211,11 @@ class INLP(_BaseIdentityEraser):
         ``min(n_features, n_identities - 1)``.
     classifier : estimator or None, default=None
         Linear classifier with a ``coef_`` attribute after fit. None uses
-        ``RidgeClassifier(alpha=1.0)`` (closed form, deterministic).
+        ``LogisticRegression(max_iter=1000)`` (its L2 penalty keeps the weights
+        close to class-mean differences; an unregularised or lightly
+        regularised least-squares classifier such as ``RidgeClassifier(alpha=1)``
+        whitens the data and picks noise directions when identities have few
+        rows). Pass ``RidgeClassifier(alpha=...)`` for speed on large data.
     max_iter : int, default=20
         Maximum number of classifier/projection rounds.
     renormalize : bool, default=True
@@ -322,7 +326,9 @@ class INLP(_BaseIdentityEraser):
                 "weights can have."
             )
         base = (
-            RidgeClassifier(alpha=1.0) if self.classifier is None else self.classifier
+            LogisticRegression(max_iter=1000)
+            if self.classifier is None
+            else self.classifier
         )
         basis = np.zeros((0, d))
         accuracies = []

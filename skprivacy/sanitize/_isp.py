@@ -55,7 +55,8 @@ class ISP(_BaseIdentityEraser):
           numerical rank of ``M`` (full erasure of the identity means).
     renormalize : bool, default=True
         Whether to scale the projected rows back to unit L2 norm (the paper's
-        ``P z / ||P z||``). Rows projected to exactly zero stay zero.
+        ``P z / ||P z||``). Rows projected to zero (up to rounding,
+        ``||P z|| <= 100 eps ||z||``) are returned as zero rows.
 
     Attributes
     ----------
