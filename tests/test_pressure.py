@@ -155,6 +155,18 @@ def test_attacker_errors_and_reports():
         RetrievalAttacker().fit(X[:3], [0, 1, 2])
 
 
+def test_unusable_queries_get_uniform_posterior():
+    X, ids = two_releases(n_identities=4, n_rows=6, s1=1.0)
+    clf = RetrievalAttacker(random_state=0).fit(X, ids)
+    Q = X[:3].copy()
+    Q[1] = np.nan
+    Q[2] = 0.0
+    with pytest.warns(UserWarning, match="2 of 3 query row"):
+        P = clf.predict_proba(Q)
+    assert_allclose(P[1:], 0.25)
+    assert_allclose(P[0], clf.predict_proba(X[:1])[0])
+
+
 def test_attackers_in_grid_search():
     X, ids = two_releases(n_identities=5, n_rows=12, s1=1.0)
     search = GridSearchCV(
@@ -169,6 +181,7 @@ def test_attackers_in_grid_search():
 # ---------------------------------------------------------------------------
 # RenyiPressure
 # ---------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_stage_table_shows_more_informative_release_for_every_attacker():
     X, ids = two_releases(n_identities=8, n_rows=30, s1=0.25, s2=0.6)
     ladder = {

@@ -410,3 +410,17 @@ def test_bad_prior_and_weights():
         vrpi(P, 2, sample_weight=[1, 1])
     with pytest.raises(ValueError, match="zero prior"):
         sibson_information(P, 2, prior=[0.5, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("alpha", [2.0, math.inf])
+def test_exact_overlap_positive_for_conditionally_independent_releases(alpha):
+    # Paper 002's Theorem 3 states Sibson information adds up over
+    # conditionally independent releases. With the exact Bayes posterior of
+    # two conditionally independent Gaussian releases it does not: the joint
+    # pressure is well below the sum (pressure saturates at log N), so the
+    # overlap diagnostic is positive without any correlation between releases.
+    # The user guide documents this; the diagnostic is not a correlation test.
+    v1 = exact_pressure(alpha, (1,))
+    v2 = exact_pressure(alpha, (2,))
+    v12 = exact_pressure(alpha, (1, 2))
+    assert v1 + v2 - v12 > 0.2

@@ -136,9 +136,11 @@ def _fill_uniform(log_proba_kept, kept, n_classes):
 class _GalleryScorer:
     """Per-identity aggregation of query-gallery cosine similarities.
 
-    The gallery is stored sorted by identity, so per-identity reductions are
-    ``np.*.reduceat`` calls over contiguous column segments: one pass over the
-    similarity block instead of a Python loop over identities.
+    The gallery is stored sorted by identity and similarity blocks are laid
+    out gallery-major (``S[g, q]``), so an identity's rows are a contiguous
+    run of rows and every per-identity reduction is one ``np.*.reduceat``
+    over axis 0 that adds whole rows as vectors: no Python loop over
+    identities, no strided access. Results are returned query-major.
     """
 
     def __init__(self, G, codes, n_identities):
@@ -149,55 +151,59 @@ class _GalleryScorer:
         self.codes = codes
         self.counts = counts
         self.starts = starts[:-1]
-        self.log_counts = np.log(counts)
+        self.log_counts = np.log(counts)[:, None]
 
     def similarity(self, Q):
-        return Q.astype(self.G.dtype, copy=False) @ self.G.T
+        """Return the gallery-major block ``S[g, q] = <G_g, Q_q>``."""
+        return self.G @ Q.astype(self.G.dtype, copy=False).T
 
     def prepared(self, S):
-        """Return ``(M, D)``: per-identity max and the gaps ``S - M[col]``."""
-        M = np.maximum.reduceat(S, self.starts, axis=1)
-        D = S - np.repeat(M, self.counts, axis=1)
+        """Return ``(M, D)``: per-identity max and the gaps ``S - M[identity]``."""
+        M = np.maximum.reduceat(S, self.starts, axis=0)
+        D = S - np.repeat(M, self.counts, axis=0)
         return M, D
 
     def lme(self, M, D, temperature, out=None):
         """Log-mean-exp of ``S / T`` per identity, from ``prepared`` output.
 
         Exact: each identity's largest term is exp(0) = 1, so nothing
-        underflows to log(0).
+        underflows to log(0). Returns shape (n_queries, n_identities).
         """
         buf = np.multiply(D, 1.0 / temperature, out=out)
         np.exp(buf, out=buf)
-        sums = np.add.reduceat(buf, self.starts, axis=1).astype(np.float64)
-        return M.astype(np.float64) / temperature + np.log(sums) - self.log_counts
+        sums = np.add.reduceat(buf, self.starts, axis=0).astype(np.float64)
+        out = M.astype(np.float64) / temperature + np.log(sums) - self.log_counts
+        return out.T
 
     def lme_fast(self, S, temperature):
-        """Compute ``lme(*prepared(S), T)`` with one shift per row.
+        """Compute ``lme(*prepared(S), T)`` with one shift per query.
 
-        Shifting by the row maximum saves two passes over the block; the few
-        identities whose sum underflows (all their similarities far below the
-        best match) are recomputed exactly with per-identity shifts.
+        Shifting by the query's best similarity saves two passes over the
+        block; the few identities whose sum underflows (all their similarities
+        far below the best match) are recomputed exactly with per-identity
+        shifts.
         """
-        m = S.max(axis=1, keepdims=True)
+        m = S.max(axis=0)
         buf = np.subtract(S, m)
         buf *= 1.0 / temperature
         np.exp(buf, out=buf)
-        sums = np.add.reduceat(buf, self.starts, axis=1).astype(np.float64)
+        sums = np.add.reduceat(buf, self.starts, axis=0).astype(np.float64)
         with np.errstate(divide="ignore"):
             out = m.astype(np.float64) / temperature + np.log(sums) - self.log_counts
-        bad = np.flatnonzero((sums == 0).any(axis=1))
+        out = out.T
+        bad = np.flatnonzero((sums == 0).any(axis=0))
         if bad.size:
-            out[bad] = self.lme(*self.prepared(S[bad]), temperature)
+            out[bad] = self.lme(*self.prepared(S[:, bad]), temperature)
         return out
 
     def scores(self, S, aggregation, temperature):
-        """Identity logits (before normalisation) for a similarity block."""
+        """Identity logits (n_queries, n_identities) for a similarity block."""
         if aggregation == "max":
-            M = np.maximum.reduceat(S, self.starts, axis=1)
-            return M.astype(np.float64) / temperature
+            M = np.maximum.reduceat(S, self.starts, axis=0)
+            return M.T.astype(np.float64) / temperature
         if aggregation == "mean":
-            sums = np.add.reduceat(S, self.starts, axis=1).astype(np.float64)
-            return sums / self.counts / temperature
+            sums = np.add.reduceat(S, self.starts, axis=0).astype(np.float64)
+            return (sums / self.counts[:, None]).T / temperature
         return self.lme_fast(S, temperature)
 
 
