@@ -31,7 +31,10 @@ EXPECTED_FAILED_CHECKS = {
 # Constructor arguments that keep sklearn's checks fast (defaults are sized for
 # real audits). Every estimator is also built with no arguments in
 # ``test_default_construction``.
-CHECK_PARAMS = {}
+CHECK_PARAMS = {
+    "ROCHTAuditor": {"n_pairs": 3},
+    "ROCHTCertifier": {"n_pairs": 3},
+}
 
 
 def public_estimators():
