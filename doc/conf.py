@@ -107,7 +107,6 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "ignore_pattern": r"__init__\.py",
     "doc_module": ("skprivacy",),
-    "reference_url": {"skprivacy": None},
     "backreferences_dir": "generated/backreferences",
     "inspect_global_variables": False,
     "within_subsection_order": "FileNameSortKey",

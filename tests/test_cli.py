@@ -128,6 +128,12 @@ def test_summary_equals_estimators(audit_dir, csv_file):
         with pytest.warns(UserWarning):
             assert float(summary["mmdtv"]["value"]) == est.fit(X, ids).score()
         assert summary["mmdtv"]["parameters"]["n_pairs"] == p["mmdtv_pairs"]
+        cert = MMDTVAuditor(n_pairs=p["mmdtv_pairs"], confidence=0.95, random_state=0)
+        with pytest.warns(UserWarning):
+            assert (
+                float(summary["mmdtv_certified"]["value"]) == cert.fit(X, ids).score()
+            )
+        assert summary["mmdtv_certified"]["kind"] == "certificate"
         checked += 1
     if "kdelr" in methods:
         from skprivacy.auditors import KDELRAuditor
@@ -145,6 +151,15 @@ def test_summary_equals_estimators(audit_dir, csv_file):
         with pytest.warns(UserWarning):
             assert float(summary["rocht"]["value"]) == est.fit(X, ids).score()
         checked += 1
+    if "certificate" in methods:
+        from skprivacy.auditors import ROCHTCertifier
+
+        est = ROCHTCertifier(n_pairs=p["certificate_pairs"], random_state=0)
+        with pytest.warns(UserWarning):
+            value = est.fit(X, ids).score()
+        assert float(summary["rocht_certificate"]["value"]) == value
+        assert summary["rocht_certificate"]["kind"] == "certificate"
+        assert summary["rocht_certificate"]["ceiling"] == est.ceiling_
     assert checked >= 1
 
 

@@ -37,8 +37,8 @@ def _eps_distributions(extra):
         series["ROC-HT"] = extra["rocht"]["eps"]
     if "certificate" in extra:
         series["ROC-HT certificate"] = extra["certificate"]["eps"]
-    if "mmdtv_certified" in extra:
-        series["MMD-TV certificate"] = extra["mmdtv_certified"]["eps"]
+    if "mmdtv" in extra and "eps_lower" in extra["mmdtv"]:
+        series["MMD-TV certificate"] = extra["mmdtv"]["eps_lower"]
     if not series:
         return None
     fig = _new((6.8, 0.6 + 0.75 * len(series)))

@@ -10,7 +10,6 @@ METHOD_NAMES = (
     "gaussmech",
     "kdelr",
     "mmdtv",
-    "mmdtv_certified",
     "permutation",
     "rocht",
     "certificate",
