@@ -29,10 +29,10 @@ from skprivacy.auditors._roc import (
     _seeded,
     n_folds_for,
     out_of_fold_scores,
+    pair_fit_context,
     pair_rows,
     positive_scores,
     roc_operating_points,
-    single_blas_thread,
 )
 from skprivacy.utils import IdentityData, validate_identity_data
 from skprivacy.utils._sklearn import (
@@ -281,7 +281,7 @@ def _pair_rng(seed, a, b):
 def _train_pairs(clf, cv, thresholds, alpha, data, state, pairs, seed):
     """Fit classifier, direction and threshold(s) of each pair on training rows."""
     out = []
-    with single_blas_thread():
+    with pair_fit_context():
         for a, b in pairs:
             X, y = pair_rows(data, state, a, b)
             na, nb = int((y == 0).sum()), int((y == 1).sum())
@@ -532,7 +532,7 @@ pair_details_, n_features_in_, feature_names_in_ :
                 "n_train_b",
             )
         }
-        with single_blas_thread():
+        with pair_fit_context():
             for a, b in pairs.tolist():
                 est, thr, direction, auc, nta, ntb = context.state["models"][(a, b)]
                 X, y = pair_rows(data, context.state["order"], a, b)
