@@ -74,14 +74,21 @@ def _naive_retrieval(G, g_ids, Q, classes, T, aggregation):
     return P
 
 
+@pytest.mark.parametrize("unequal", [False, True])
 @pytest.mark.parametrize("aggregation", ["logsumexp", "max", "mean"])
 @pytest.mark.parametrize("T", [0.5, 0.01, 1e-4])
-def test_retrieval_posterior_matches_loop(aggregation, T):
-    # T = 1e-4 forces float32 underflow in the fast log-sum-exp path, which
-    # must fall back to the exact per-identity shift.
+def test_retrieval_posterior_matches_loop(aggregation, T, unequal):
+    # T = 1e-4 makes the log-sum-exp underflow for far identities in the fast
+    # path, which must fall back to the exact per-identity shift. ``unequal``
+    # gives identities different gallery sizes and shuffles the gallery rows.
     X, ids = two_releases(n_identities=5, n_rows=8, s1=1.0)
     labels = np.array(["a", "b", "c", "d", "e"])[ids]
     G, gy, Q = X[::2], labels[::2], X[1::2]
+    if unequal:
+        keep = np.ones(len(G), dtype=bool)
+        keep[[0, 1, 5, 9]] = False  # a: 2 rows, b: 3, c: 3, d: 4, e: 4
+        order = np.random.default_rng(0).permutation(keep.sum())
+        G, gy = G[keep][order], gy[keep][order]
     clf = RetrievalAttacker(temperature=T, aggregation=aggregation).fit(G, gy)
     expected = _naive_retrieval(G, gy, Q, clf.classes_, T, aggregation)
     # float32 similarities: ~1e-7 relative error in s, amplified by 1/T

@@ -199,7 +199,7 @@ def _arimoto(P, alpha, weights):
 
 
 def arimoto_entropy(P, alpha, *, sample_weight=None):
-    r"""Arimoto's conditional Rényi entropy :math:`H_\alpha(U \mid Z)` (nats).
+    r"""Compute Arimoto's conditional Rényi entropy :math:`H_\alpha(U \mid Z)` (nats).
 
     Plug-in estimate from a posterior matrix: the expectation over queries is
     the (weighted) average over the rows of ``P``. It is a point estimate, not
@@ -279,7 +279,7 @@ def renyi_entropy(prior, alpha):
     return _arimoto(prior[None, :], alpha, None)
 
 
-def vrpi(P, alpha, *, prior=None, sample_weight=None):
+def vrpi(P, alpha, prior=None, *, sample_weight=None):
     r"""Vision re-identification pressure index :math:`\mathrm{vRPI}_\alpha`.
 
     Plug-in point estimate (not a bound) of how far the identity posterior has
@@ -400,8 +400,8 @@ def guessing_bound(P, alpha, *, sample_weight=None):
     return _mean(_row_alpha_norms(P, alpha), weights)
 
 
-def sibson_information(P, alpha, *, prior=None, sample_weight=None):
-    r"""Sibson's α-mutual information :math:`I^{\mathrm{S}}_\alpha(U; Z)` (nats).
+def sibson_information(P, alpha, prior=None, *, sample_weight=None):
+    r"""Compute Sibson's α-mutual information :math:`I^{\mathrm{S}}_\alpha(U; Z)` (nats).
 
     Computed from posteriors: ``P`` must be the posterior of ``U`` under
     ``prior`` and the rows (with ``sample_weight``) a sample of ``Z`` from the

@@ -665,7 +665,7 @@ class RenyiPressure(BaseEstimator):
         Returns
         -------
         pressure : float
-            vRPI_2 in nats (higher = more re-identifiable); a plug-in point
+            The vRPI_2 in nats (higher = more re-identifiable); a plug-in point
             estimate for this attacker, not a bound.
         """
         check_is_fitted(self)
