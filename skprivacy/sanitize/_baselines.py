@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from skprivacy.sanitize._base import (
     _BaseIdentityEraser,
     _identity_means,
+    _single_threaded_blas,
     low_rank_update,
 )
 from skprivacy.utils._sklearn import HasMethods, Interval, _fit_context
@@ -145,12 +146,14 @@ class LEACE(_BaseIdentityEraser):
         means, counts = _identity_means(Z, data.codes, data.n_identities)
         # Cross-covariance with the one-hot: column i = (n_i / n) (mu_i - mu).
         sigma_zy = (means - self.mean_).T * (counts / n)
-        evals, evecs = linalg.eigh(sigma, check_finite=False)
+        with _single_threaded_blas():
+            evals, evecs = linalg.eigh(sigma, check_finite=False)
         keep = evals > self.tol * max(evals.max(), 0.0)
         V, L = evecs[:, keep], evals[keep]
         W = (V / np.sqrt(L)) @ V.T
         W_inv = (V * np.sqrt(L)) @ V.T
-        u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
+        with _single_threaded_blas():
+            u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
         rank = int(np.sum(s > self.tol * (s[0] if s.size else 0.0))) if s.size else 0
         r = rank if self.n_components is None else int(self.n_components)
         max_rank = min(d, data.n_identities - 1)

@@ -10,6 +10,7 @@ from scipy import linalg
 from skprivacy.sanitize._base import (
     _BaseIdentityEraser,
     _identity_means,
+    _single_threaded_blas,
     low_rank_update,
 )
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
@@ -169,9 +170,10 @@ class ISP(_BaseIdentityEraser):
         means, _ = _identity_means(data.X, data.codes, data.n_identities)
         self.mean_ = means.mean(axis=0)
         # SVD of M^T (m x d): its right singular vectors are M's left ones.
-        _, s, vt = linalg.svd(
-            means - self.mean_, full_matrices=False, check_finite=False
-        )
+        with _single_threaded_blas():
+            _, s, vt = linalg.svd(
+                means - self.mean_, full_matrices=False, check_finite=False
+            )
         energy = s**2
         total = energy.sum()
         n_features = data.X.shape[1]
