@@ -66,7 +66,7 @@ from sklearn.utils import check_random_state
 from skprivacy.utils import identity_pairs, validate_identity_data
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
 
-__all__ = ["BasePairAuditor", "PairAuditContext", "summarize"]
+__all__ = ["BasePairAuditor", "PairAuditContext", "grouped_rows", "summarize"]
 
 _SUMMARIES = {"median", "max"}
 _GUARANTEES = {"point estimate", "certificate"}
@@ -103,6 +103,34 @@ def summarize(values, kind):
     if kind == "max":
         return float(np.max(values))
     raise ValueError(f"Unknown summary {kind!r}; expected 'median' or 'max'.")
+
+
+def grouped_rows(data):
+    """Rows of ``data.X`` grouped by identity code, and the group offsets.
+
+    Returns ``(Xs, starts)``: rows of identity ``i`` are
+    ``Xs[starts[i]:starts[i + 1]]``. No copy is made when the rows are
+    already grouped (e.g. sorted by identity), which is the common case.
+
+    Parameters
+    ----------
+    data : IdentityData
+        Validated data.
+
+    Returns
+    -------
+    Xs : ndarray of shape (n_samples, n_features)
+        Grouped rows (C-contiguous float64).
+    starts : ndarray of shape (n_identities + 1,)
+        Group offsets.
+    """
+    starts = np.concatenate([[0], np.cumsum(data.counts)])
+    codes = data.codes
+    if codes.size and np.all(codes[1:] >= codes[:-1]):
+        Xs = data.X
+    else:
+        Xs = data.X[np.argsort(codes, kind="stable")]
+    return np.ascontiguousarray(Xs, dtype=np.float64), starts
 
 
 def _entropy(random_state):

@@ -6,7 +6,7 @@ from numbers import Real
 
 import numpy as np
 
-from skprivacy.auditors._base import BasePairAuditor
+from skprivacy.auditors._base import BasePairAuditor, grouped_rows
 from skprivacy.utils._sklearn import Interval
 
 __all__ = ["GaussMechAuditor"]
@@ -18,18 +18,18 @@ def identity_moments(data):
     Returns ``(means, sigmas)`` with ``means`` of shape (n_identities, d) and
     ``sigmas[i] = sqrt(sum_j ||z_ij - mean_i||^2 / (n_i d))``.
     """
-    order, starts = data.order()
-    Xs = data.X[order]
-    counts = data.counts
-    sums = np.add.reduceat(Xs, starts[:-1], axis=0)
-    means = sums / counts[:, None]
+    Xs, starts = grouped_rows(data)
+    k, d = data.n_identities, Xs.shape[1]
+    means = np.empty((k, d))
+    ss = np.empty(k)
     # Residuals computed directly (not as E||z||^2 - ||mean||^2) to avoid
-    # cancellation; done identity block by block to bound memory.
-    ss = np.empty(len(counts))
-    for i in range(len(counts)):
-        r = Xs[starts[i] : starts[i + 1]] - means[i]
+    # cancellation, one identity block at a time to bound memory.
+    for i in range(k):
+        R = Xs[starts[i] : starts[i + 1]]
+        means[i] = R.mean(axis=0)
+        r = R - means[i]
         ss[i] = np.einsum("ij,ij->", r, r)
-    sigmas = np.sqrt(ss / (counts * data.X.shape[1]))
+    sigmas = np.sqrt(ss / (data.counts * d))
     return means, sigmas
 
 

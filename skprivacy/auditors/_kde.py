@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skprivacy.auditors._base import BasePairAuditor
+from skprivacy.auditors._base import BasePairAuditor, grouped_rows
 from skprivacy.utils._sklearn import Interval, validate_params
 
 __all__ = ["KDELRAuditor", "kde_lr_alpha_sweep", "silverman_bandwidth"]
@@ -121,8 +121,7 @@ def kde_on_grid(X, h, lo, step, grid_size):
 
 
 def _identity_bandwidths(data):
-    order, starts = data.order()
-    Xs = np.ascontiguousarray(data.X[order], dtype=np.float64)
+    Xs, starts = grouped_rows(data)
     k, d = data.n_identities, Xs.shape[1]
     h = np.empty((k, d))
     xmin = np.empty((k, d))

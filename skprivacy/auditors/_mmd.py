@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from skprivacy.auditors._base import BasePairAuditor
+from skprivacy.auditors._base import BasePairAuditor, grouped_rows
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
@@ -211,8 +211,7 @@ def permutation_test(Z, n_a, sigma, n_permutations, rng=None, *, indicators=None
 
 def _identity_state(data):
     """Rows grouped by identity, squared norms and within-identity distances."""
-    order, starts = data.order()
-    Xs = np.ascontiguousarray(data.X[order], dtype=np.float64)
+    Xs, starts = grouped_rows(data)
     sq = np.einsum("ij,ij->i", Xs, Xs)
     counts = data.counts
     tri_sizes = counts * (counts - 1) // 2
