@@ -67,7 +67,9 @@ class _single_threaded_blas:
         return False
 
 
-def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize):
+def low_rank_update(
+    X, left, right, *, shift=None, scale_rows=False, renormalize, orthogonal=False
+):
     """Return ``X - ((X - shift) @ right.T) @ left``, optionally row-normalised.
 
     Computed blockwise: per block of rows, one ``(b, d) @ (d, r)`` and one
@@ -92,6 +94,10 @@ def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize)
         If True, output rows are scaled to unit L2 norm. Rows whose output norm
         is at rounding level (``<= 100 eps ||x||``) are set to zero rather than
         blown up to a spurious unit vector; NaN rows stay NaN.
+
+    orthogonal : bool, default=False
+        Whether ``left == right`` has orthonormal rows (an orthogonal
+        projector), which gives the input row norms for free.
 
     Returns
     -------
@@ -129,8 +135,15 @@ def low_rank_update(X, left, right, *, shift=None, scale_rows=None, renormalize)
             # A row (almost) inside the removed subspace leaves only rounding
             # error; scaling that to unit norm would invent a direction, so
             # such rows become exactly zero.
-            floor = zero_tol * np.sqrt(np.einsum("ij,ij->i", xb, xb))
-            tiny = norms <= floor
+            if scale_rows:
+                sq_in = 1.0
+            elif orthogonal:
+                # ||x||^2 = ||P x||^2 + ||U^T x||^2 for an orthogonal projector:
+                # the input norm for free from the (b, r) coordinates.
+                sq_in = norms**2 + np.einsum("ij,ij->i", t, t)
+            else:
+                sq_in = np.einsum("ij,ij->i", xb, xb)
+            tiny = norms <= zero_tol * np.sqrt(sq_in)
             np.divide(ob, norms[:, None], out=ob, where=~tiny[:, None])
             ob[tiny] = 0
 

@@ -377,4 +377,4 @@ class INLP(_BaseIdentityEraser):
         """
         X = self._validate_transform_data(X)
         B = self.components_
-        return low_rank_update(X, B, B, scale_rows=False, renormalize=self.renormalize)
+        return low_rank_update(X, B, B, renormalize=self.renormalize, orthogonal=True)

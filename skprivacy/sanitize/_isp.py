@@ -221,7 +221,7 @@ class ISP(_BaseIdentityEraser):
         """
         X = self._validate_transform_data(X)
         U = self.components_
-        return low_rank_update(X, U, U, scale_rows=False, renormalize=self.renormalize)
+        return low_rank_update(X, U, U, renormalize=self.renormalize, orthogonal=True)
 
     def get_projector(self):
         """Return the dense projector ``P = I - U_r U_r^T`` as a plain array.
