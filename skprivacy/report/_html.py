@@ -32,7 +32,11 @@ figcaption { color: #59636e; font-size: 0.85rem; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr));
         gap: 0.5rem 1.5rem; }
 code, pre { background: #f6f8fa; border-radius: 4px; padding: 0 0.25rem; }
-pre { padding: 0.6rem; overflow-x: auto; font-size: 0.8rem; }
+pre { padding: 0.6rem; white-space: pre-wrap; word-break: break-word;
+      font-size: 0.8rem; }
+.scroll { overflow-x: auto; }
+.prov td { overflow-wrap: anywhere; }
+.prov th { width: 14rem; }
 .note { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 0.5rem 0.8rem; }
 """
 
@@ -92,11 +96,14 @@ def _top_pairs(pairs, n=10):
     eps_cols = [c for c in pairs.columns if c.endswith("_epsilon")]
     if not len(pairs) or not eps_cols:
         return "<p>No per-pair results.</p>"
-    key = next(
-        (c for c in ("rocht_epsilon", "mmdtv_epsilon") if c in pairs.columns),
-        eps_cols[0],
-    )
-    top = pairs.sort_values(key, ascending=False, na_position="last").head(n)
+    # Certified values first (they are the findings that carry a guarantee),
+    # then the point estimates as tie-breakers.
+    keys = [
+        c
+        for c in ("cert_epsilon", "mmdtv_epsilon", "rocht_epsilon", "gaussmech_epsilon")
+        if c in pairs.columns
+    ] or eps_cols[:1]
+    top = pairs.sort_values(keys, ascending=False, na_position="last").head(n)
     cols = ["pair_rank", "id_a", "id_b", *eps_cols]
     cols += [c for c in ("rocht_auc", "perm_p_value") if c in pairs.columns]
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
@@ -113,8 +120,10 @@ def _top_pairs(pairs, n=10):
     )
     return (
         f"<p>The {len(top)} most leaky of {len(pairs)} audited pairs by "
-        f"<code>{_e(key)}</code> (all pairs are in <code>pairs.csv</code>).</p>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"{', then '.join(f'<code>{_e(k)}</code>' for k in keys)} (all pairs are in "
+        "<code>pairs.csv</code>).</p>"
+        f"<div class='scroll'><table><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table></div>"
     )
 
 
@@ -177,7 +186,7 @@ def _provenance(prov):
             + _e(", ".join(sorted(unavailable)))
             + ".</p>"
         )
-    return f"<table><tbody>{rows}</tbody></table>{warn}"
+    return f"<table class='prov'><tbody>{rows}</tbody></table>{warn}"
 
 
 def render_html(report):

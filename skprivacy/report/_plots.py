@@ -63,6 +63,7 @@ def _eps_distributions(extra):
                 fontsize=8,
             )
     ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlim(left=-0.05)  # epsilon is never negative
     ax.set_xlabel("per-pair epsilon (symlog scale)")
     ax.set_title("Epsilon across audited identity pairs")
     ax.grid(axis="x", alpha=0.3)
