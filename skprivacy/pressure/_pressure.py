@@ -68,10 +68,18 @@ def _three_way_split(codes, n_identities, calibration_size, test_size, rng):
     return (np.sort(np.concatenate(a)) for a in (train, cal, query))
 
 
-def _two_way_split(rows, frac_cal, rng):
+def _unknown_split(rows, calibration_size, test_size, rng):
+    """Calibration and query rows of a never-enrolled identity.
+
+    The same fractions as for enrolled identities, so that every identity
+    contributes the same share of its rows to the queries (the remaining rows
+    of an unknown identity are not used: there is nothing to train on them).
+    """
     rows = rng.permutation(rows)
-    n_c = int(min(max(round(frac_cal * rows.size), 1), rows.size - 1))
-    return rows[:n_c], rows[n_c:]
+    n_i = rows.size
+    n_q = int(min(max(round(test_size * n_i), 1), n_i - 1))
+    n_c = int(min(max(round(calibration_size * n_i), 1), n_i - n_q))
+    return rows[n_q : n_q + n_c], rows[:n_q]
 
 
 def _split(codes, n_identities, params, rng):
@@ -99,12 +107,14 @@ def _split(codes, n_identities, params, rng):
         "n_known": known_ids.size,
     }
     if unknown.any():
-        frac = params["calibration_size"] / (
-            params["calibration_size"] + params["test_size"]
-        )
         cal_u, query_u = [], []
         for i in np.flatnonzero(unknown):
-            c, q = _two_way_split(np.flatnonzero(codes == i), frac, rng)
+            c, q = _unknown_split(
+                np.flatnonzero(codes == i),
+                params["calibration_size"],
+                params["test_size"],
+                rng,
+            )
             cal_u.append(c)
             query_u.append(q)
         split["calibration_unknown"] = np.sort(np.concatenate(cal_u))
@@ -260,7 +270,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs):
 
     rows = []
 
-    def record(kind, t, res, weights):
+    def record(kind, t, res, weight):
         # Nominal contents of the stage; a release the attacker chose to
         # ignore (weight 0) still belongs to it (see the weight column).
         stage = "+".join(names[: t + 1])
@@ -271,7 +281,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs):
                     "t": t + 1,
                     "release": names[t],
                     "releases": stage if kind == "cumulative" else names[t],
-                    "weight": weights.get(t, 1.0) if kind == "cumulative" else 1.0,
+                    "weight": weight,
                     "temperature": res["temperature"],
                     "calibration_nll": res["calibration_nll"],
                     **r,
@@ -280,27 +290,36 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs):
 
     weights = {0: 1.0}
     (current,) = run([weights])
-    record("cumulative", 0, current, weights)
+    record("cumulative", 0, current, 1.0)
     singles = [current]
     for t in range(1, T):
         grid = [w for w in params["weight_grid"] if w > 0]
         candidates = [{**weights, t: w} for w in grid]
         results = run(candidates + [{t: 1.0}])
         singles.append(results[-1])
+        # Candidates for the state Z_1:t: keep the previous state (weight 0,
+        # if in the grid), add Z_t with a grid weight, or use Z_t alone
+        # (weight inf: the earlier releases are dropped). Including both ends
+        # means the chosen state is never worse on the calibration rows than
+        # the previous state or the new release alone.
         options = (
             [(current["calibration_nll"], 0.0, current)]
             if (0.0 in params["weight_grid"])
             else []
         )
         options += [(r["calibration_nll"], w, r) for w, r in zip(grid, results[:-1])]
-        # Smallest calibration NLL wins; ties go to the earlier grid entry.
+        options.append((results[-1]["calibration_nll"], math.inf, results[-1]))
+        # Smallest calibration NLL wins; ties go to the earlier candidate.
         best = min(range(len(options)), key=lambda i: options[i][0])
         _, w_best, current = options[best]
-        weights = {**weights, t: w_best}
-        record("cumulative", t, current, weights)
+        if math.isinf(w_best):
+            weights = {**dict.fromkeys(weights, 0.0), t: 1.0}
+        else:
+            weights = {**weights, t: w_best}
+        record("cumulative", t, current, w_best)
     if T > 1:
         for t, res in enumerate(singles):
-            record("single", t, res, {t: 1.0})
+            record("single", t, res, 1.0)
     kept = {
         "estimator": current["estimator"],
         "temperature": current["temperature"],
@@ -411,15 +430,19 @@ class RenyiPressure(BaseEstimator):
     weight_grid : array-like of float, default=(0, 0.25, 0.5, 1, 2, 4)
         Candidate weights of each newly added release in the cumulative
         state (the first release has weight 1). Chosen greedily, release by
-        release, by the calibration negative log-likelihood. Including 0
-        lets the attacker ignore a release that does not help it.
+        release, by the calibration negative log-likelihood; the new release
+        alone (weight ``inf``: earlier releases dropped) is always a
+        candidate too. Including 0 lets the attacker ignore a release that
+        does not help it.
     calibrate : bool, default=True
         Fit a post-hoc temperature on the calibration rows (for every rung,
         including probes whose probabilities are not calibrated).
     open_world : float or None, default=None
-        Fraction of identities held out as never enrolled. Their rows are
-        split between calibration and query in the ratio
-        ``calibration_size : test_size``; the posterior gets an extra
+        Fraction of identities held out as never enrolled. The same
+        fractions of their rows as for enrolled identities become
+        calibration and query rows (the rest is unused), so queries mix
+        enrolled and unknown identities in proportion to their numbers; the
+        posterior gets an extra
         "unknown" outcome from a rejection model calibrated on the
         calibration rows, and the measures use N + 1 outcomes.
     n_jobs : int or None, default=None
