@@ -152,10 +152,10 @@ def test_matches_naive_on_real_yale_faces():
 
 
 def test_matches_naive_on_synthetic_data_with_finite_values():
-    X, ids = make_identity_embeddings(8, 30, 32, noise=30.0, random_state=1)
-    audit = ROCHTAuditor(n_pairs=10).fit(X, ids)
+    X, ids = make_identity_embeddings(6, 20, 16, noise=30.0, random_state=1)
+    audit = ROCHTAuditor(n_pairs=8).fit(X, ids)
     # Near chance, some ROCs avoid both endpoint divergences: finite values.
-    assert 0 < np.isfinite(audit.results_["epsilon"]).sum() < 10
+    assert 0 < np.isfinite(audit.results_["epsilon"]).sum() < 8
     default = LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
     assert_matches_naive(audit, X, ids, default)
     assert audit.score() == np.median(audit.results_["epsilon"])

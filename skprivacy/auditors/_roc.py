@@ -11,6 +11,7 @@ scores); the confidence-carrying version is
 """
 
 from contextlib import contextmanager
+from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -267,15 +268,26 @@ def n_folds_for(cv, n_a, n_b):
     return int(min(cv, n_a, n_b))
 
 
+@lru_cache(maxsize=256)
+def _stratified_folds(n_a, n_b, n_folds, fold_seed):
+    # The folds depend only on the label vector (n_a zeros then n_b ones) and
+    # the seed, so pairs of equal sizes share one split: computed once.
+    y = np.r_[np.zeros(n_a, dtype=np.intp), np.ones(n_b, dtype=np.intp)]
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed)
+    return tuple(folds.split(np.zeros((n_a + n_b, 1)), y))
+
+
 def out_of_fold_scores(template, X, y, n_folds, fold_seed):
     """Pooled out-of-fold positive-class scores (``cross_val_predict`` semantics).
 
     One clone of ``template`` per fold of ``StratifiedKFold(n_folds,
-    shuffle=True, random_state=fold_seed)``.
+    shuffle=True, random_state=fold_seed)``; ``y`` is ``n_a`` zeros followed by
+    ``n_b`` ones.
     """
+    n_b = int(y.sum())
     scores = np.empty(y.shape[0], dtype=np.float64)
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed)
-    for train, test in folds.split(np.zeros((y.shape[0], 1)), y):
+    folds = _stratified_folds(y.shape[0] - n_b, n_b, n_folds, fold_seed)
+    for train, test in folds:
         est = clone(template).fit(X[train], y[train])
         scores[test] = positive_scores(est, X[test])
     return scores
