@@ -146,15 +146,24 @@ def _entropy(random_state):
 class PairAuditContext:
     """What every chunk of one audit shares (passed to ``_audit_pairs``).
 
-    Attributes
+    Parameters
     ----------
     n_pairs_total : int
         Number of pairs in the whole audit (``K`` for a Bonferroni correction
         over pairs).
     seed : int
         Entropy of the audit, derived from ``random_state``.
-    state : object
+    state : object, default=None
         The return value of ``_prepare_audit``.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import PairAuditContext
+    >>> context = PairAuditContext(n_pairs_total=3, seed=0)
+    >>> float(context.pair_rng(0, 1).random()) == float(
+    ...     PairAuditContext(n_pairs_total=99, seed=0).pair_rng(0, 1).random()
+    ... )
+    True
     """
 
     n_pairs_total: int
@@ -221,6 +230,30 @@ class BasePairAuditor(BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during :term:`fit`, when ``X`` has string
         column names.
+
+    Examples
+    --------
+    A minimal auditor: the distance between identity means, summarised by its
+    maximum.
+
+    >>> import numpy as np
+    >>> from skprivacy.auditors import BasePairAuditor
+    >>> class MeanGapAuditor(BasePairAuditor):
+    ...     _summary = "max"
+    ...
+    ...     def __init__(self, *, n_pairs=None, n_jobs=None, random_state=0):
+    ...         self.n_pairs = n_pairs
+    ...         self.n_jobs = n_jobs
+    ...         self.random_state = random_state
+    ...
+    ...     def _audit_pairs(self, data, pairs, context):
+    ...         means = np.array([data.rows_of(i).mean(0) for i in range(data.n_identities)])
+    ...         gap = np.linalg.norm(means[pairs[:, 0]] - means[pairs[:, 1]], axis=1)
+    ...         return {"epsilon": gap}
+    >>> X = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
+    >>> auditor = MeanGapAuditor().fit(X, ["a", "a", "b", "b"])
+    >>> list(auditor.results_.columns), auditor.summary_kind_
+    (['id_a', 'id_b', 'epsilon'], 'max')
     """
 
     _summary = "median"
