@@ -218,3 +218,14 @@ def test_soundness_fast_subset(mechanism, epsilon, n_identities):
         assert report.certified_fraction <= report.allowed_rate_99
     else:  # the certificate is not vacuous on these mechanisms
         assert report.certified_fraction > 0.2
+
+
+def test_cross_val_score_certifies_each_held_out_fold():
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    X, ids = make_identity_embeddings(4, 30, 16, noise=0.3, random_state=5)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(ROCHTCertifier(test_size=None, n_pairs=6), X, ids, cv=cv)
+    # Separable identities, 10 held-out rows each, K = 6: every fold at the ceiling.
+    expected = certifiable_epsilon_ceiling(10, 10, n_comparisons=6)
+    assert_allclose(scores, expected)
