@@ -23,7 +23,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 from threadpoolctl import ThreadpoolController
 
-from skprivacy.auditors._base import BasePairAuditor, _entropy
+from skprivacy.auditors._base import BasePairAuditor
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -356,8 +356,9 @@ class ROCHTAuditor(BasePairAuditor):
         Mean per-pair AUC.
     n_corners_ : int
         Number of pairs whose ROC has the exact (0, 1) corner.
-    fold_seed_ : int
-        ``random_state`` of the ``StratifiedKFold`` of every pair.
+    fold_seed_ : int or None
+        ``random_state`` of the ``StratifiedKFold`` of every pair (``None``
+        unless ``random_state`` is an int).
     pairs_, identities_, drop_report_, summary_kind_, guarantee_, \
 pair_details_, n_features_in_, feature_names_in_ :
         See :class:`~skprivacy.auditors.BasePairAuditor`.
@@ -467,7 +468,12 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.epsilon_max_ = float(np.max(eps))
         self.auc_mean_ = float(self.results_["auc"].mean())
         self.n_corners_ = int(self.results_["corner"].sum())
-        self.fold_seed_ = _entropy(self.random_state)
+        # Folds are reproducible (and comparable across audits) only for an
+        # integer seed; a RandomState/None seed is consumed by the audit.
+        integer = isinstance(self.random_state, Integral) and not isinstance(
+            self.random_state, bool
+        )
+        self.fold_seed_ = int(self.random_state) if integer else None
         return self
 
 
@@ -533,7 +539,9 @@ def compare_roc_audits(auditor_a, auditor_b):
         problems.append("different rows per identity (different data)")
     if auditor_a.cv != auditor_b.cv:
         problems.append(f"different cv ({auditor_a.cv} vs {auditor_b.cv})")
-    if auditor_a.fold_seed_ != auditor_b.fold_seed_:
+    if auditor_a.fold_seed_ is None or auditor_b.fold_seed_ is None:
+        problems.append("folds not reproducible (random_state is not an int)")
+    elif auditor_a.fold_seed_ != auditor_b.fold_seed_:
         problems.append(
             f"different fold seeds ({auditor_a.fold_seed_} vs {auditor_b.fold_seed_})"
         )
