@@ -84,10 +84,11 @@ plt.show()
 
 # %%
 # Reading the figure: on both encoders the verification TAR of an attacker
-# trained on other people falls steeply over the first few directions, while
-# the condition accuracy and retrieval precision on new people do not drop
-# (on the face-recognition encoder they are low to begin with: it was trained
-# to ignore lighting and expression). With so few identities the estimate of
+# trained on other people falls steeply over the first few directions (from
+# 0.44 to 0.08 on dlib, 0.36 to 0.17 on HOG), while the condition accuracy and
+# retrieval precision on new people move by at most about 3 points (on the
+# face-recognition encoder they are low to begin with: it was trained to
+# ignore lighting and expression). With so few identities the estimate of
 # the identity subspace is itself noisy, which is why the TAR is not monotone
 # in ``r`` at the end of the sweep; the Cropped Yale B figures in the user
 # guide show the same pattern with 38 identities and a resolvable FAR of 1e-4.

@@ -324,7 +324,10 @@ def privacy_utility_tradeoff(
     sanitizer = ISP() if sanitizer is None else sanitizer
     auditor = OpenSetVerificationAuditor(random_state=0) if auditor is None else auditor
     if param_values is None:
-        n_train_ids = np.unique(ids).size * (n_splits - 1) // n_splits
+        n_train_ids = min(
+            np.unique(ids[tr]).size
+            for tr, _ in GroupKFold(n_splits=n_splits).split(X, groups=ids)
+        )
         top = min(X.shape[1], n_train_ids - 1)
         param_values = [0] + [2**j for j in range(int(np.log2(max(top, 1))) + 1)]
         param_values = sorted({v for v in param_values if v <= top} | {top})

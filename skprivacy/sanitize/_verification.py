@@ -188,7 +188,8 @@ def _impostor_scores(F, codes, max_pairs, random_state):
     rng = check_random_state(random_state)
     scores = np.empty(max_pairs)
     filled = 0
-    chunk = 1 << 18
+    # Gathered rows of both sides stay around 2 x 128 MB whatever the width.
+    chunk = max(1024, (1 << 24) // max(F.shape[1], 1))
     while filled < max_pairs:
         i = rng.randint(n, size=chunk)
         j = rng.randint(n, size=chunk)
