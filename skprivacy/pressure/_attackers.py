@@ -201,35 +201,39 @@ class _GalleryScorer:
         out = M.astype(np.float64) / temperature + np.log(sums) - self.log_counts
         return out.T
 
-    def lme_fast(self, S, temperature):
-        """Compute ``lme(*prepared(S), T)`` with one shift per query.
+    def lme_query(self, Q, temperature, buffer=None):
+        """Log-mean-exp of ``cos / T`` per identity for query rows ``Q``.
 
-        Shifting by the query's best similarity saves the per-identity max;
-        the few identities whose sum underflows (all their similarities far
-        below the best match) are recomputed exactly with per-identity
-        shifts.
+        The fast path of the posterior: the queries are scaled by ``1/T``
+        before the product, so the block is ``S / T`` directly, and every
+        later step (shift by each query's best score, exp, per-identity sum)
+        runs in place in ``buffer``. Shifting by the query's best score
+        instead of each identity's own maximum saves a pass; identities whose
+        sum underflows (all their similarities far below the best match) are
+        recomputed exactly with per-identity shifts.
         """
+        Qs = Q.astype(self.G.dtype, copy=False) * (1.0 / temperature)
+        if buffer is None or buffer.shape != (self.G.shape[0], Q.shape[0]):
+            buffer = np.empty((self.G.shape[0], Q.shape[0]), dtype=self.G.dtype)
+        S = np.matmul(self.G, Qs.T, out=buffer)
         m = S.max(axis=0)
-        buf = np.multiply(S, 1.0 / temperature)
-        buf -= m / temperature
-        np.exp(buf, out=buf)
-        sums = self.reduce(buf, "sum").astype(np.float64)
+        S -= m
+        np.exp(S, out=S)
+        sums = self.reduce(S, "sum").astype(np.float64)
         with np.errstate(divide="ignore"):
-            out = m.astype(np.float64) / temperature + np.log(sums) - self.log_counts
+            out = m.astype(np.float64) + np.log(sums) - self.log_counts
         out = out.T
         bad = np.flatnonzero((sums == 0).any(axis=0))
         if bad.size:
-            out[bad] = self.lme(*self.prepared(S[:, bad]), temperature)
+            out[bad] = self.lme(*self.prepared(self.similarity(Q[bad])), temperature)
         return out
 
     def scores(self, S, aggregation, temperature):
-        """Identity logits (n_queries, n_identities) for a similarity block."""
+        """Identity logits (n_queries, n_identities): "max" or "mean"."""
         if aggregation == "max":
             return self.reduce(S, "max").T.astype(np.float64) / temperature
-        if aggregation == "mean":
-            sums = self.reduce(S, "sum").astype(np.float64)
-            return (sums / self.counts[:, None]).T / temperature
-        return self.lme_fast(S, temperature)
+        sums = self.reduce(S, "sum").astype(np.float64)
+        return (sums / self.counts[:, None]).T / temperature
 
 
 class RetrievalAttacker(ClassifierMixin, BaseEstimator):
@@ -401,10 +405,23 @@ class RetrievalAttacker(ClassifierMixin, BaseEstimator):
 
     def _log_proba(self, Z):
         out = np.empty((Z.shape[0], len(self.classes_)), dtype=np.float64)
+        buffer = None
         for start in range(0, Z.shape[0], self.batch_size):
             stop = min(start + self.batch_size, Z.shape[0])
-            S = self._scorer.similarity(Z[start:stop])
-            logits = self._scorer.scores(S, self.aggregation, self.temperature_)
+            if self.aggregation == "logsumexp":
+                # One block buffer reused across blocks (a short last block
+                # gets its own: ``matmul(out=)`` needs a contiguous array).
+                if buffer is None or buffer.shape[1] != stop - start:
+                    buffer = np.empty(
+                        (self._scorer.G.shape[0], stop - start),
+                        dtype=self._scorer.G.dtype,
+                    )
+                logits = self._scorer.lme_query(
+                    Z[start:stop], self.temperature_, buffer
+                )
+            else:
+                S = self._scorer.similarity(Z[start:stop])
+                logits = self._scorer.scores(S, self.aggregation, self.temperature_)
             out[start:stop] = logits - logsumexp_rows(logits, keepdims=True)
         return out
 

@@ -500,10 +500,9 @@ def pressure_profile(
     Examples
     --------
     >>> from skprivacy.pressure import pressure_profile
-    >>> pressure_profile([[0.5, 0.5], [1.0, 0.0]], alphas=[2]).round(4)
-           arimoto_entropy    vrpi  sibson_information  guessing_bound  p_guess
-    alpha
-    2.0             0.3266  0.3665              0.3665          0.8536     0.75
+    >>> prof = pressure_profile([[0.5, 0.5], [1.0, 0.0]], alphas=[2, float("inf")])
+    >>> prof[["vrpi", "p_guess"]].round(4).to_dict("index")
+    {2.0: {'vrpi': 0.3765, 'p_guess': 0.75}, inf: {'vrpi': 0.4055, 'p_guess': 0.75}}
     """
     import pandas as pd
 
