@@ -128,7 +128,9 @@ def test_summary_equals_estimators(audit_dir, csv_file):
         with pytest.warns(UserWarning):
             assert float(summary["mmdtv"]["value"]) == est.fit(X, ids).score()
         assert summary["mmdtv"]["parameters"]["n_pairs"] == p["mmdtv_pairs"]
-        cert = MMDTVAuditor(n_pairs=p["mmdtv_pairs"], confidence=0.95, random_state=0)
+        cert = MMDTVAuditor(
+            n_pairs=p["mmdtv_certified_pairs"], confidence=0.95, random_state=0
+        )
         with pytest.warns(UserWarning):
             assert (
                 float(summary["mmdtv_certified"]["value"]) == cert.fit(X, ids).score()

@@ -15,6 +15,7 @@ from skprivacy.utils import identity_pairs
 SMALL = {
     "gaussmech_pairs": 15,
     "mmdtv_pairs": 10,
+    "mmdtv_certified_pairs": 10,
     "kdelr_pairs": 4,
     "rocht_pairs": 6,
     "certificate_pairs": 6,

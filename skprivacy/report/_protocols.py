@@ -23,6 +23,8 @@ PROTOCOLS = {
     "quick": {
         "gaussmech_pairs": 100,
         "mmdtv_pairs": 100,
+        "mmdtv_certified_pairs": 100,
+        "confidence": 0.95,
         "kdelr_pairs": 20,
         "kdelr_alphas": (0.0, 1e-2),
         "rocht_pairs": 30,
@@ -38,6 +40,8 @@ PROTOCOLS = {
     "paper": {
         "gaussmech_pairs": 500,
         "mmdtv_pairs": 500,
+        "mmdtv_certified_pairs": 500,
+        "confidence": 0.95,
         "kdelr_pairs": 100,
         "kdelr_alphas": (0.0, 1e-2),
         "rocht_pairs": 200,
@@ -54,6 +58,8 @@ PROTOCOLS = {
     "exhaustive": {
         "gaussmech_pairs": None,
         "mmdtv_pairs": None,
+        "mmdtv_certified_pairs": 500,
+        "confidence": 0.95,
         "kdelr_pairs": 100,
         "kdelr_alphas": (0.0, 1e-2),
         "rocht_pairs": 200,
