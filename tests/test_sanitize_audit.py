@@ -317,3 +317,26 @@ def test_transfer_audit_on_disjoint_identities():
     assert table.tar.iloc[1] < table.tar.iloc[0] - 0.3
     with pytest.raises(ValueError, match="disjoint identities"):
         transfer_audit(ISP(2), X[src], ids[src], X, ids)
+
+
+def test_clopper_pearson_coverage_by_simulation():
+    # With i.i.d. continuous scores the FAR at the order-statistic threshold is
+    # Beta(k + 1, n - k) distributed, so the one-sided bound must cover the true
+    # FAR in 95% of runs; given the threshold, genuine accepts are binomial, so
+    # the two-sided TAR interval must cover the true TAR in at least 95%.
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(0)
+    n_rep, n_imp, n_gen, far = 1500, 1000, 60, 0.01
+    far_covered = tar_covered = 0
+    for _ in range(n_rep):
+        imp = rng.standard_normal(n_imp)
+        gen = rng.standard_normal(n_gen) + 2.0
+        res = tar_at_far(gen, imp, far=far)
+        true_far = norm.sf(res.threshold)
+        true_tar = norm.sf(res.threshold - 2.0)
+        far_covered += true_far <= res.far_upper
+        tar_covered += res.tar_interval[0] <= true_tar <= res.tar_interval[1]
+    # Binomial standard error of a 95% rate over 1500 runs is 0.0056.
+    assert abs(far_covered / n_rep - 0.95) < 0.02
+    assert tar_covered / n_rep >= 0.94

@@ -93,10 +93,14 @@ def tar_at_far(genuine_scores, impostor_scores, *, far=1e-4, confidence=0.95):
 
     Notes
     -----
-    The intervals treat pairs as independent Bernoulli trials. Pairs that share
-    a sample are not independent, so read them as nominal; they still show how
-    few impostor pairs a low FAR rests on (0 false accepts in ``n`` pairs only
-    bounds the FAR by about ``3 / n`` at 95%).
+    For i.i.d. scores both intervals are exact: the true FAR at the
+    ``(k + 1)``-th largest of ``n`` impostor scores is ``Beta(k + 1, n - k)``
+    distributed, whose ``confidence`` quantile is the one-sided
+    Clopper-Pearson bound, and given the threshold the genuine accepts are
+    binomial. Pairs that share a sample are not independent, so for
+    enumerated pairs read them as nominal; they still show how few impostor
+    pairs a low FAR rests on (0 false accepts in ``n`` pairs only bounds the
+    FAR by about ``3 / n`` at 95%).
 
     Examples
     --------
