@@ -12,6 +12,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from scipy.linalg import get_blas_funcs
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from skprivacy.utils import validate_identity_data
@@ -117,6 +118,8 @@ def low_rank_update(
     if n == 0:
         return out
     block = _BLOCK_ROWS.get(dtype, 256)
+    rank = left.shape[0]
+    gemm = get_blas_funcs("gemm", dtype=dtype)
     zero_tol = 100 * np.finfo(dtype).eps
 
     def work(start):
@@ -128,8 +131,11 @@ def low_rank_update(
         t = xb @ right_t
         if shift_proj is not None:
             t -= shift_proj
-        np.matmul(t, left, out=ob)
-        np.subtract(xb, ob, out=ob)
+        np.copyto(ob, xb)
+        if rank:
+            # ob = xb - t @ left as one BLAS call with beta = 1, in place. The
+            # C-ordered blocks are F-ordered transposes: ob^T -= left^T t^T.
+            gemm(-1.0, left.T, t.T, 1.0, ob.T, overwrite_c=True)
         if renormalize:
             norms = np.sqrt(np.einsum("ij,ij->i", ob, ob))
             # A row (almost) inside the removed subspace leaves only rounding
@@ -144,8 +150,12 @@ def low_rank_update(
             else:
                 sq_in = np.einsum("ij,ij->i", xb, xb)
             tiny = norms <= zero_tol * np.sqrt(sq_in)
-            np.divide(ob, norms[:, None], out=ob, where=~tiny[:, None])
-            ob[tiny] = 0
+            # Multiplying by reciprocals is cheaper than a masked division;
+            # NaN rows stay NaN (NaN reciprocal), tiny rows become 0.
+            with np.errstate(divide="ignore", invalid="ignore"):
+                inv = 1.0 / norms
+            inv[tiny] = 0
+            ob *= inv[:, None]
 
     starts = range(0, n, block)
     controller, n_threads = _blas_threads()
