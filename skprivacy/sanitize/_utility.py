@@ -312,11 +312,13 @@ def privacy_utility_tradeoff(
     >>> from skprivacy.sanitize import OpenSetVerificationAuditor
     >>> from skprivacy.sanitize import privacy_utility_tradeoff
     >>> X, ids, attr = make_identity_embeddings(
-    ...     40, 8, 32, n_identity_dims=4, n_attribute_classes=2,
+    ...     30, 6, 16, n_identity_dims=4, n_attribute_classes=2,
     ...     attribute_strength=0.3, random_state=0)
     >>> table = privacy_utility_tradeoff(
-    ...     X, ids, attr, param_values=[0, 4],
+    ...     X, ids, attr, param_values=[0, 4], cv=2,
     ...     auditor=OpenSetVerificationAuditor(far=1e-2, random_state=0))
+    >>> list(table.columns[:3])
+    ['n_components', 'n_components_', 'tar']
     >>> bool(table.tar.iloc[1] < table.tar.iloc[0])
     True
     """
