@@ -162,6 +162,13 @@ def test_summary_equals_estimators(audit_dir, csv_file):
         assert float(summary["rocht_certificate"]["value"]) == value
         assert summary["rocht_certificate"]["kind"] == "certificate"
         assert summary["rocht_certificate"]["ceiling"] == est.ceiling_
+    if "gaussianity" in methods:
+        from skprivacy.auditors import residual_gaussianity
+
+        with pytest.warns(UserWarning):
+            diag = residual_gaussianity(X, ids, random_state=0)
+        assert summary["residual_gaussianity"]["value"] == diag.n_rejected
+        checked += 1
     assert checked >= 1
 
 

@@ -421,40 +421,33 @@ def _run_certificate(ctx):
 
 # -- residual Gaussianity ----------------------------------------------------------
 def _run_gaussianity(ctx):
-    from scipy import stats
+    from skprivacy.auditors import residual_gaussianity
 
-    means = np.zeros((ctx.n_identities, ctx.X.shape[1]))
-    np.add.at(means, ctx.codes, ctx.X)
-    means /= ctx.counts[:, None]
-    resid = ctx.X - means[ctx.codes]
-    # Shapiro-Wilk is defined for n <= 5000; larger pooled samples are subsampled
-    # with the audit's seed (the p-value stays valid for the subsample).
-    rng = np.random.default_rng(ctx.random_state)
-    rows = np.arange(resid.shape[0])
-    if len(rows) > 5000:
-        rows = np.sort(rng.choice(rows, 5000, replace=False))
-    pvals = np.array(
-        [stats.shapiro(resid[rows, j]).pvalue for j in range(resid.shape[1])]
-    )
-    order = np.argsort(pvals)
+    diag = residual_gaussianity(ctx.X_input, ctx.y_input, random_state=ctx.random_state)
+    res = diag.results
+    pvals = res["p_value"].to_numpy()
+    order = np.argsort(pvals, kind="stable")
     k = ctx.protocol["gaussianity_dims"]
-    dims = sorted({int(order[0]), int(order[len(order) // 2]), int(order[-1])})[:k]
-    qq = {j: stats.probplot(resid[rows, j], dist="norm", fit=True) for j in dims}
+    # The least, a median and the most Gaussian dimension.
+    picks = [order[0], order[len(order) // 2], order[-1]]
+    dims = list(dict.fromkeys(int(res["dimension"].iloc[i]) for i in picks))[:k]
     summary = {
-        "value": int((pvals < 1e-3).sum()),
+        "value": int(diag.n_rejected),
         "kind": "diagnostic",
         "statistic": (
             "number of embedding dimensions whose pooled within-identity residuals "
-            "fail Shapiro-Wilk at p < 1e-3"
+            f"fail Shapiro-Wilk at p < {diag.threshold:g}"
         ),
-        "n_dimensions": int(resid.shape[1]),
-        "n_residuals": len(rows),
+        "n_dimensions": int(diag.n_dimensions),
+        "n_residuals": int(diag.n_residuals),
         "median_p_value": float(np.median(pvals)),
-        "estimator": "scipy.stats.shapiro",
-        "parameters": {"threshold": 1e-3},
+        "estimator": "residual_gaussianity",
+        "parameters": {"threshold": diag.threshold, "random_state": ctx.random_state},
     }
+    qq = {d: (diag.qq["theoretical"].to_numpy(), diag.qq[d].to_numpy()) for d in dims}
+    p_by_dim = dict(zip(res["dimension"].astype(int), pvals))
     return MethodResult(
-        {"residual_gaussianity": summary}, None, {"p_values": pvals, "qq": qq}
+        {"residual_gaussianity": summary}, None, {"p_values": p_by_dim, "qq": qq}
     )
 
 
@@ -577,7 +570,7 @@ _SPECS = {
         MethodSpec(
             name="gaussianity",
             title="Residual Gaussianity",
-            requires=(),
+            requires=("skprivacy.auditors:residual_gaussianity",),
             run=_run_gaussianity,
             weight=lambda ctx: 0.5,
             certifies=(

@@ -144,12 +144,12 @@ def _qq(extra):
     qq = g["qq"]
     fig = _new((2.6 * len(qq), 2.8))
     axes = np.atleast_1d(fig.subplots(1, len(qq)))
-    for ax, (dim, ((osm, osr), (slope, intercept, _))) in zip(axes, qq.items()):
-        ax.plot(osm, osr, ".", ms=2)
-        ax.plot(osm, slope * np.asarray(osm) + intercept, c="crimson", lw=1)
+    for ax, (dim, (theory, empirical)) in zip(axes, qq.items()):
+        ax.plot(theory, empirical, ".", ms=3)
+        ax.plot(theory, theory, c="crimson", lw=1)  # standardised: y = x
         ax.set_title(f"dim {dim}: p={g['p_values'][dim]:.1e}", fontsize=9)
         ax.set_xlabel("normal quantile", fontsize=8)
-    axes[0].set_ylabel("residual quantile", fontsize=8)
+    axes[0].set_ylabel("standardised residual quantile", fontsize=8)
     fig.suptitle("Q-Q of pooled within-identity residuals", fontsize=10)
     return _save(fig)
 
