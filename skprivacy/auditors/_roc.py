@@ -387,7 +387,7 @@ pair_details_, n_features_in_, feature_names_in_ :
     >>> audit = ROCHTAuditor(n_pairs=3).fit(X, ids)
     >>> audit.results_.columns.tolist()[:6]
     ['id_a', 'id_b', 'epsilon', 'auc', 'tv', 'corner']
-    >>> audit.score() == audit.results_["epsilon"].median()
+    >>> audit.score() == float(audit.results_["epsilon"].median())
     True
     """
 
