@@ -192,22 +192,28 @@ def test_mechanisms_have_the_stated_structure():
 
 
 @pytest.mark.parametrize(
-    "mechanism, epsilon, n_identities",
+    "mechanism, epsilon, n_identities, thresholds",
     [
-        ("laplace", 2.0, 2),
-        ("randomized_response", 1.0, 2),
-        ("identical", 0.0, 2),
-        ("randomized_response", 2.0, 3),  # pairs with ε and with 0, together
+        ("laplace", 2.0, 2, "train"),
+        ("randomized_response", 1.0, 2, "train"),
+        ("identical", 0.0, 2, "train"),
+        ("randomized_response", 2.0, 3, "train"),  # pairs with ε and 0, together
+        ("laplace", 2.0, 2, 4),  # Bonferroni-paid search over 4 thresholds
     ],
 )
-def test_soundness_fast_subset(mechanism, epsilon, n_identities):
+def test_soundness_fast_subset(mechanism, epsilon, n_identities, thresholds):
+    certifier = ROCHTCertifier(
+        # Soundness holds for any classifier; LDA keeps the subset fast (the
+        # full battery in benchmarks/soundness.py uses the default LR).
+        LinearDiscriminantAnalysis(),
+        test_size=0.5,
+        thresholds=thresholds,
+    )
     report = run_soundness(
         mechanism,
         epsilon,
         60,
-        # Soundness holds for any classifier; LDA keeps the subset fast (the
-        # full battery in benchmarks/soundness.py uses the default LR).
-        certifier=ROCHTCertifier(LinearDiscriminantAnalysis(), test_size=0.5),
+        certifier=certifier,
         n_identities=n_identities,
         n_samples=80,
         n_jobs=2,
