@@ -116,7 +116,7 @@ def sgemm_best_rate(n=2048, tries=10):
 
 def matmul_floor(Xg, Xq):
     """The unavoidable products alone: queries x gallery, calibration x gallery."""
-    n_cal = min(1024, int(0.2 * Xg.shape[0]))
+    n_cal = min(512, int(0.2 * Xg.shape[0]))
     Xg[: Xg.shape[0] - n_cal] @ Xg[-n_cal:].T
     for start in range(0, Xq.shape[0], 2048):
         Xg @ Xq[start : start + 2048].T
@@ -178,8 +178,8 @@ def naive_pipeline(Xg, yg, Xq):
         rows = np.flatnonzero(yg == u)
         cal[rng.choice(rows, max(1, round(0.2 * rows.size)), replace=False)] = True
     cal_rows = np.flatnonzero(cal)
-    if cal_rows.size > 2048:
-        cal_rows = np.sort(rng.choice(cal_rows, 2048, replace=False))
+    if cal_rows.size > 512:
+        cal_rows = np.sort(rng.choice(cal_rows, 512, replace=False))
     T0 = naive_calibrate(Xg[~cal], yg[~cal], Xg[cal_rows], yg[cal_rows], n_id)
     P0 = np.exp(naive_lme_posterior(Xq @ Xg.T, yg, n_id, T0))
     T2 = naive_calibrate(Xg[~cal], yg[~cal], Xg[cal_rows], yg[cal_rows], n_id, True)
@@ -269,7 +269,7 @@ def main():
         f"fast {cpu_fast / cores:.1f} s, baseline {cpu_naive / cores:.1f} s"
     )
     n_g, d = Xg.shape
-    n_cal = min(1024, int(0.2 * n_g))
+    n_cal = min(512, int(0.2 * n_g))
     flops = 2 * d * (Xq.shape[0] * n_g + n_cal * (n_g - n_cal))
     rate = sgemm_best_rate()
     print(

@@ -45,7 +45,7 @@ TEMPERATURE_BOUNDS = (1e-4, 1e2)
 #: At most this many calibration rows are used to fit a temperature (a random,
 #: identity-stratified subset); beyond it the fit is limited by the model, not
 #: by calibration noise, and the cost grows linearly.
-MAX_CALIBRATION_ROWS = 1024
+MAX_CALIBRATION_ROWS = 512
 
 
 def _check_two_classes(estimator, data):
@@ -260,7 +260,7 @@ class RetrievalAttacker(ClassifierMixin, BaseEstimator):
     calibration_size : float, default=0.2
         Fraction of each identity's training rows held out to fit the
         temperature (identities with a single row only join the gallery).
-        At most 1,024 calibration rows are used. After the fit the full
+        At most 512 calibration rows are used. After the fit the full
         training set becomes the gallery.
     batch_size : int, default=2048
         Query rows scored per block (bounds memory to
@@ -534,7 +534,7 @@ class PrototypeAttacker(ClassifierMixin, BaseEstimator):
         ``n_neighbors``); ``"auto"`` fits it on the calibration split.
     calibration_size : float, default=0.2
         Fraction of each identity's training rows held out for calibration
-        (at most 1,024 rows are used). Prototypes and graph are then rebuilt
+        (at most 512 rows are used). Prototypes and graph are then rebuilt
         from all training rows.
     batch_size : int, default=2048
         Query rows per block in the kNN search.
