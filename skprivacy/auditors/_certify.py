@@ -492,6 +492,12 @@ pair_details_, n_features_in_, feature_names_in_ :
 
     # ----------------------------------------------------------- certify hooks
     def _prepare_audit(self, data, pairs):
+        if not hasattr(self, "estimators_"):
+            raise ValueError(
+                "ROCHTCertifier certifies held-out data with per-pair tests fitted "
+                "beforehand; call fit first (for split-half controls of ROC-HT use "
+                "ROCHTAuditor)."
+            )
         # Map each pair of `data` (by labels) to its fitted classifier.
         index = {
             (la, lb): i
