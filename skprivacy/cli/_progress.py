@@ -91,6 +91,7 @@ class Progress:
         """Mark the current stage as done."""
         with self._lock:
             self.done = min(self.total, self.done + self.stage_weight)
+            self.stage_weight = 0.0
             elapsed = time.monotonic() - self.stage_t0
             stage = self.stage
         if self.quiet:
@@ -109,16 +110,33 @@ class Progress:
         self._line(text)
 
     # -- internals ---------------------------------------------------------------
+    def _fraction(self):
+        """Completed share, counting the running stage as partly done.
+
+        The running stage's progress is estimated from its elapsed time and the
+        time per unit of weight of the stages already finished (capped below
+        the stage's end), so the bar and the ETA keep moving during a long
+        stage instead of freezing.
+        """
+        now = time.monotonic()
+        done = self.done
+        if self.stage_weight and done > 0:
+            per_weight = (self.stage_t0 - self.t0) / done
+            expected = per_weight * self.stage_weight
+            if expected > 0:
+                done += self.stage_weight * min((now - self.stage_t0) / expected, 0.9)
+        return min(done / self.total, 1.0)
+
     def _eta(self):
         elapsed = time.monotonic() - self.t0
-        frac = self.done / self.total
+        frac = self._fraction()
         if frac <= 0:
             return elapsed, None
         return elapsed, elapsed * (1 - frac) / frac
 
     def _line(self, text):
         elapsed, eta = self._eta()
-        pct = 100 * self.done / self.total
+        pct = 100 * self._fraction()
         eta_txt = f", ETA {_fmt(eta)}" if eta is not None else ""
         self.stream.write(
             f"[skprivacy {_fmt(elapsed)}] {pct:3.0f}%{eta_txt} | {text}\n"
@@ -128,7 +146,7 @@ class Progress:
     def _draw(self, final=False):
         with self._lock:
             elapsed, eta = self._eta()
-            frac = self.done / self.total
+            frac = 1.0 if final else self._fraction()
             stage = "done" if final else self.stage
         width = 28
         filled = int(round(width * frac))
