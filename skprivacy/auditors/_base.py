@@ -63,7 +63,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
-from skprivacy.utils import identity_pairs, validate_identity_data
+from skprivacy.utils import IdentityData, identity_pairs, validate_identity_data
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
 
 __all__ = ["BasePairAuditor", "PairAuditContext", "grouped_rows", "summarize"]
@@ -187,7 +187,36 @@ class PairAuditContext:
         return np.random.Generator(np.random.PCG64(ss))
 
 
-def _run_chunk(auditor, data, pairs, context):
+_DATA_FIELDS = ("X", "y", "codes", "identities", "counts", "kept")
+
+
+def _flatten(state):
+    """Split a state into (layout, values) so that arrays travel as arguments."""
+    if isinstance(state, dict):
+        return ("dict", tuple(state)), list(state.values())
+    if isinstance(state, tuple):
+        return ("tuple", len(state)), list(state)
+    return ("object", None), [state]
+
+
+def _unflatten(layout, values):
+    kind, info = layout
+    if kind == "dict":
+        return dict(zip(info, values))
+    if kind == "tuple":
+        return tuple(values)
+    return values[0]
+
+
+def _run_chunk(auditor, pairs, n_pairs_total, seed, drop_report, layout, *arrays):
+    # Every array (embeddings, per-identity state) is a top-level argument, so
+    # loky memory-maps it and joblib's dask backend scatters it once per audit
+    # instead of pickling it into every task.
+    n = len(_DATA_FIELDS)
+    data = IdentityData(*arrays[:n], drop_report=drop_report)
+    context = PairAuditContext(
+        n_pairs_total=n_pairs_total, seed=seed, state=_unflatten(layout, arrays[n:])
+    )
     out = auditor._audit_pairs(data, pairs, context)
     if "epsilon" not in out:
         raise RuntimeError(
@@ -314,8 +343,19 @@ class BasePairAuditor(BaseEstimator):
             state=self._prepare_audit(data, pairs),
         )
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(data, pairs)]
+        layout, state_values = _flatten(context.state)
+        arrays = [getattr(data, f) for f in _DATA_FIELDS] + state_values
         outs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_run_chunk)(self, data, pairs[idx], context) for idx in chunks
+            delayed(_run_chunk)(
+                self,
+                pairs[idx],
+                context.n_pairs_total,
+                context.seed,
+                data.drop_report,
+                layout,
+                *arrays,
+            )
+            for idx in chunks
         )
         order = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.intp)
         if len(order) != len(pairs) or (
