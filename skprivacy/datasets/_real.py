@@ -38,28 +38,24 @@ def _load(dataset, encoder, label_columns, as_frame):
     with resources.as_file(_data_dir(dataset) / f"{encoder}.csv.gz") as path:
         frame = pd.read_csv(path, dtype={"identity": str, "image": str})
     feature_names = [c for c in frame.columns if c.startswith("e") and c[1:].isdigit()]
-    descr = _provenance(dataset)
     if as_frame:
-        return Bunch(
-            frame=frame,
-            data=frame[feature_names],
-            identity=frame["identity"],
-            **{col: frame[col] for col in label_columns},
-            image=frame["image"],
-            feature_names=feature_names,
-            label_columns=list(label_columns),
-            encoder=encoder,
-            DESCR=descr,
-        )
+        data, columns, extra = frame[feature_names], frame, {"frame": frame}
+    else:
+        data = frame[feature_names].to_numpy(dtype=np.float64)
+        columns = {col: frame[col].to_numpy() for col in frame.columns}
+        columns["identity"] = columns["identity"].astype(object)
+        columns["image"] = columns["image"].astype(object)
+        extra = {}
     return Bunch(
-        data=frame[feature_names].to_numpy(dtype=np.float64),
-        identity=frame["identity"].to_numpy(dtype=object),
-        **{col: frame[col].to_numpy() for col in label_columns},
-        image=frame["image"].to_numpy(dtype=object),
+        **extra,
+        data=data,
+        identity=columns["identity"],
+        **{col: columns[col] for col in label_columns},
+        image=columns["image"],
         feature_names=feature_names,
         label_columns=list(label_columns),
         encoder=encoder,
-        DESCR=descr,
+        DESCR=_provenance(dataset),
     )
 
 
