@@ -53,7 +53,9 @@ class _Context:
 class AuditReport:
     """Result of :func:`run_audit`: summary, per-pair table, provenance, plot data.
 
-    Attributes
+    The constructor arguments are stored as attributes of the same names.
+
+    Parameters
     ----------
     summary : dict
         One entry per method result: ``value``, ``kind`` (``"point estimate"``,
