@@ -504,10 +504,11 @@ def _prototypes(Z, codes, n_identities):
     vectorised pass, whatever the row order.
     """
     indicator = sparse.csr_matrix(
-        (np.ones(codes.shape[0]), (codes, np.arange(codes.shape[0]))),
+        (np.ones(codes.shape[0], dtype=Z.dtype), (codes, np.arange(codes.shape[0]))),
         shape=(n_identities, codes.shape[0]),
     )
-    return l2_normalize(np.asarray(indicator @ Z.astype(np.float64, copy=False)))
+    # In the input's precision (sums of unit vectors: float32 is ample).
+    return l2_normalize(np.asarray(indicator @ Z))
 
 
 class PrototypeAttacker(ClassifierMixin, BaseEstimator):
