@@ -103,6 +103,8 @@ def _public_objects():
         "skprivacy.pressure",
         "skprivacy.sanitize",
         "skprivacy.metrics",
+        "skprivacy.report",
+        "skprivacy.cli",
     ]:
         try:
             module = importlib.import_module(package)

@@ -1,6 +1,6 @@
 """
 Reserved-test certificates: what a test of a given size can prove
-================================================================
+=================================================================
 
 :class:`~skprivacy.ROCHTCertifier` fixes each pair's classifier, score
 direction and threshold on training rows, counts errors on reserved test rows,
@@ -52,7 +52,7 @@ print(
 
 # %%
 # Certifying separable identities with the reserved test inside the data
-# ---------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # 100 rows per identity, 30% reserved: every pair is separated without error,
 # so each certificate sits at the ceiling.
 X, ids = make_identity_embeddings(12, 100, 64, noise=0.5, random_state=0)
