@@ -116,7 +116,7 @@ def test_dask_backend_identical(data):
     local = clone(auditor).fit(X, ids).results_
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

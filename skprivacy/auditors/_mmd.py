@@ -2,12 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """MMD-TV: a kernel two-sample ε estimate (and certificate) per identity pair."""
 
-from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from skprivacy.auditors._base import BasePairAuditor, grouped_rows
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
@@ -26,6 +25,17 @@ CERTIFICATE_BANDWIDTH_GRID = 2.0 ** (np.arange(-28, 9) / 4.0)
 # Rows per identity block of the exhaustive engine (one Gram product per pair
 # of blocks: 1024 x 1024 float64 = 8 MB).
 _BLOCK_ROWS = 1024
+
+
+_CONTROLLER = None
+
+
+def _single_blas_thread():
+    """Context limiting BLAS to one thread (cached library discovery)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def mmd_to_epsilon(mmd, bound="tv"):
@@ -413,8 +423,9 @@ class MMDTVAuditor(BasePairAuditor):
         return "epsilon" if self.confidence is None else "epsilon_lower"
 
     def _prepare_audit(self, data, pairs):
-        # Many small per-identity products: one BLAS thread is fastest.
-        with threadpool_limits(1, "blas"):
+        # Many small per-identity products: one BLAS thread is fastest (and
+        # deterministic, see _audit_pairs).
+        with _single_blas_thread():
             return _identity_state(data)
 
     def _make_chunks(self, data, pairs):
@@ -516,11 +527,12 @@ class MMDTVAuditor(BasePairAuditor):
             fixed = self.bandwidth != "median"
             n_grid = 1 if fixed else len(CERTIFICATE_BANDWIDTH_GRID)
             log_term = np.log(n_grid * context.n_pairs_total / (1.0 - self.confidence))
-        # Small per-pair products run fastest on one BLAS thread (thread
-        # start-up dominates otherwise); parallelism comes from n_jobs.
-        limit = nullcontext() if self._is_dense(pairs) else threadpool_limits(1, "blas")
+        # One BLAS thread, always: OpenBLAS's rounding depends on its thread
+        # count, so this keeps results bit-identical for every n_jobs and
+        # backend (and small products run fastest single-threaded anyway).
+        # Parallelism comes from n_jobs.
         perm_jobs = []
-        with limit:
+        with _single_blas_thread():
             for t, cross in self._cross_blocks(state, pairs):
                 a, b = pairs[t]
                 na, nb = starts[a + 1] - starts[a], starts[b + 1] - starts[b]
@@ -551,8 +563,10 @@ class MMDTVAuditor(BasePairAuditor):
                         if cs == sigma[t, 0]
                         else _mmd2_unbiased(wa, wb, cross, na, nb, cs)
                     )
-        if perm_jobs:
-            self._permutation_p_values(state, perm_jobs, sigma[:, 0], context, p_value)
+            if perm_jobs:
+                self._permutation_p_values(
+                    state, perm_jobs, sigma[:, 0], context, p_value
+                )
         mmd = np.sqrt(np.maximum(mmd2, 0.0))
         eps = mmd_to_epsilon(mmd, self.bound)
         out = {
