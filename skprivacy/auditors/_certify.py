@@ -21,10 +21,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import beta
 from sklearn.base import clone
+from sklearn.metrics import auc
 
-from skprivacy.auditors._base import BasePairAuditor, _entropy
+from skprivacy.auditors._base import BasePairAuditor, PairAuditContext, _entropy
 from skprivacy.auditors._roc import (
-    _auc,
     _check_classifier,
     _seeded,
     n_folds_for,
@@ -273,34 +273,33 @@ def _grid_thresholds(scores, m):
 
 
 # ---------------------------------------------------------------- pair work
-def _pair_rng(seed, a, b):
-    ss = np.random.SeedSequence(seed, spawn_key=(int(a), int(b)))
-    return np.random.Generator(np.random.PCG64(ss))
+def _train_pairs(clf, cv, thresholds, alpha, data, state, pairs, context):
+    """Fit classifier, direction and threshold(s) of each pair on training rows.
 
-
-def _train_pairs(clf, cv, thresholds, alpha, data, state, pairs, seed):
-    """Fit classifier, direction and threshold(s) of each pair on training rows."""
+    ``context`` gives the pair generators and fold seed of the audit (the same
+    per-pair generators as :class:`ROCHTAuditor` draws from).
+    """
     out = []
     with pair_fit_context():
         for a, b in pairs:
             X, y = pair_rows(data, state, a, b)
             na, nb = int((y == 0).sum()), int((y == 1).sum())
-            template = _seeded(clf, _pair_rng(seed, a, b))
+            template = _seeded(clf, context.pair_rng(a, b))
             k = n_folds_for(cv, na, nb)
             estimator = clone(template).fit(X, y)
             if k >= 2:
-                scores = out_of_fold_scores(template, X, y, k, seed)
+                scores = out_of_fold_scores(template, X, y, k, context.seed)
             else:  # one training row per identity: only in-sample scores exist
                 scores = positive_scores(estimator, X)
-            auc = _auc(*roc_operating_points(y, scores)[:2])
-            direction = 1 if auc >= 0.5 else -1
+            train_auc = float(auc(*roc_operating_points(y, scores)[:2]))
+            direction = 1 if train_auc >= 0.5 else -1
             s = direction * scores
             if thresholds == "train":
                 t, _ = select_threshold(y, s, alpha)
                 t = np.array([t])
             else:
                 t = _grid_thresholds(s, thresholds)
-            out.append((estimator, t, direction, auc, na, nb))
+            out.append((estimator, t, direction, train_auc, na, nb))
     return out
 
 
@@ -538,10 +537,11 @@ pair_details_, n_features_in_, feature_names_in_ :
                 "n_train_b",
             )
         }
+        models, order = context.state["models"], context.state["order"]
         with pair_fit_context():
             for a, b in pairs.tolist():
-                est, thr, direction, auc, nta, ntb = context.state["models"][(a, b)]
-                X, y = pair_rows(data, context.state["order"], a, b)
+                est, thr, direction, train_auc, nta, ntb = models[(a, b)]
+                X, y = pair_rows(data, order, a, b)
                 s = direction * positive_scores(est, X)
                 above = s[None, :] > thr[:, None]
                 pos = y == 1
@@ -562,7 +562,7 @@ pair_details_, n_features_in_, feature_names_in_ :
                     ("fpr_upper", hi[j]),
                     ("threshold", thr[j]),
                     ("direction", direction),
-                    ("train_auc", auc),
+                    ("train_auc", train_auc),
                     ("n_train_a", nta),
                     ("n_train_b", ntb),
                 ):
@@ -623,10 +623,11 @@ pair_details_, n_features_in_, feature_names_in_ :
         else:
             test_mask, train = None, data
         state = train.order()
+        context = PairAuditContext(n_pairs_total=len(pairs), seed=seed)
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(train, pairs)]
         outs = Parallel(n_jobs=self.n_jobs)(
             delayed(_train_pairs)(
-                clf, self.cv, self.thresholds, alpha, train, state, pairs[c], seed
+                clf, self.cv, self.thresholds, alpha, train, state, pairs[c], context
             )
             for c in chunks
         )

@@ -19,6 +19,7 @@ import pandas as pd
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import auc
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 from threadpoolctl import ThreadpoolController
@@ -173,18 +174,13 @@ def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
     return (epsilon, index) if return_index else epsilon
 
 
-def _auc(fpr, tpr):
-    # Trapezoidal area, as sklearn.metrics.auc / roc_auc_score.
-    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
-
-
 def roc_summary(y_true, y_score, delta=0.0):
     """KOV ε, AUC, TV witness and corner flag of one pooled out-of-fold score."""
     fpr, tpr, thr = roc_operating_points(y_true, y_score)
     eps, k = kov_epsilon(fpr, tpr, delta, return_index=True)
     return {
         "epsilon": eps,
-        "auc": _auc(fpr, tpr),
+        "auc": float(auc(fpr, tpr)),
         "tv": float(np.max(tpr - fpr)),
         "corner": bool(np.any((fpr == 0.0) & (tpr == 1.0))),
         "fpr": float(fpr[k]),
