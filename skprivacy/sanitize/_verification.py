@@ -8,13 +8,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.base import BaseEstimator, clone, is_regressor
 from sklearn.linear_model import Ridge
 from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import Bunch, check_random_state
 
+from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.exceptions import UnresolvableRateWarning
 from skprivacy.utils import l2_normalize, validate_identity_data
 from skprivacy.utils._sklearn import (
@@ -33,17 +33,18 @@ def _clopper_pearson(k, n, confidence):
     """Two-sided Clopper-Pearson interval for a binomial proportion ``k / n``."""
     if n == 0:
         return (0.0, 1.0)
-    alpha = 1.0 - confidence
-    lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return (lo, hi)
+    half = (1.0 - confidence) / 2
+    return (
+        clopper_pearson_bound(k, n, half, side="lower"),
+        clopper_pearson_bound(k, n, half, side="upper"),
+    )
 
 
 def _clopper_pearson_upper(k, n, confidence):
     """One-sided Clopper-Pearson upper bound for ``k / n`` at ``confidence``."""
-    if n == 0 or k >= n:
+    if n == 0:
         return 1.0
-    return float(stats.beta.ppf(confidence, k + 1, n - k))
+    return clopper_pearson_bound(k, n, 1.0 - confidence, side="upper")
 
 
 @validate_params(
@@ -148,13 +149,15 @@ def tar_at_far(genuine_scores, impostor_scores, *, far=1e-4, confidence=0.95):
     )
 
 
-def _genuine_scores(F, codes, n_identities):
-    """Cosine scores of every same-identity pair, grouped by identity."""
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=n_identities)
-    starts = np.concatenate([[0], np.cumsum(counts)])
+def _genuine_scores(F, data):
+    """Cosine scores of every same-identity pair, grouped by identity.
+
+    ``F`` holds the probe-space rows of ``data`` (an ``IdentityData``), in its
+    row order.
+    """
+    order, starts = data.order()
     scores, per_identity = [], []
-    for i in range(n_identities):
+    for i in range(data.n_identities):
         rows = F[order[starts[i] : starts[i + 1]]]
         if rows.shape[0] < 2:
             per_identity.append(np.empty(0))
@@ -470,7 +473,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
                 stacklevel=2,
             )
         F = l2_normalize(self._embed(data.X))
-        genuine, per_identity = _genuine_scores(F, data.codes, data.n_identities)
+        genuine, per_identity = _genuine_scores(F, data)
         if genuine.size == 0:
             raise ValueError(
                 "No genuine pair: every scored identity has a single usable row; "
