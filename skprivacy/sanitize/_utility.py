@@ -28,20 +28,22 @@ __all__ = [
 ]
 
 
-def _check_xy(X, labels, groups=None):
+def _check_rows(X, **columns):
+    """Validate ``X`` and 1-D per-row columns (None passes through unchanged).
+
+    Returns ``X`` followed by the columns, in the order given.
+    """
     X = check_array(X, dtype=(np.float64, np.float32))
-    labels = column_or_1d(np.asarray(labels), warn=False)
-    if labels.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"labels has {labels.shape[0]} entries for {X.shape[0]} rows of X."
-        )
-    if groups is not None:
-        groups = column_or_1d(np.asarray(groups), warn=False)
-        if groups.shape[0] != X.shape[0]:
-            raise ValueError(
-                f"groups has {groups.shape[0]} entries for {X.shape[0]} rows of X."
-            )
-    return X, labels, groups
+    out = [X]
+    for name, col in columns.items():
+        if col is not None:
+            col = column_or_1d(np.asarray(col), warn=False)
+            if col.shape[0] != X.shape[0]:
+                raise ValueError(
+                    f"{name} has {col.shape[0]} entries for {X.shape[0]} rows of X."
+                )
+        out.append(col)
+    return out
 
 
 @validate_params(
@@ -96,7 +98,7 @@ def attribute_probe_accuracy(
     >>> bool(acc > 0.9)
     True
     """
-    X, labels, groups = _check_xy(X, labels, groups)
+    X, labels, groups = _check_rows(X, labels=labels, groups=groups)
     estimator = LogisticRegression(max_iter=1000) if estimator is None else estimator
     if groups is not None:
         n_splits = min(cv, np.unique(groups).size)
@@ -150,12 +152,15 @@ def retrieval_precision_at_k(X, labels, *, k=5, groups=None):
     >>> retrieval_precision_at_k(X, ["a", "a", "b", "b"], k=1)
     1.0
     """
-    X, labels, groups = _check_xy(X, labels, groups)
+    X, labels, groups = _check_rows(X, labels=labels, groups=groups)
     Z = l2_normalize(np.asarray(X, dtype=np.float64))
     n = Z.shape[0]
     _, lab = np.unique(labels, return_inverse=True)
     if groups is not None:
         _, grp = np.unique(groups, return_inverse=True)
+    kk = min(k, n - 1)
+    if kk == 0:  # a single row has nothing to retrieve
+        return 0.0
     hits = np.zeros(n)
     block = max(1, (1 << 22) // max(n, 1))
     for s in range(0, n, block):
@@ -165,10 +170,7 @@ def retrieval_precision_at_k(X, labels, *, k=5, groups=None):
         if groups is not None:
             S[grp[s:e, None] == grp[None, :]] = -np.inf
         valid = np.isfinite(S).sum(axis=1)
-        kk = min(k, n - 1)
-        top = np.argpartition(-S, kk - 1, axis=1)[:, :kk] if kk > 0 else None
-        if top is None:
-            continue
+        top = np.argpartition(-S, kk - 1, axis=1)[:, :kk]
         top_scores = np.take_along_axis(S, top, axis=1)
         rel = (lab[top] == lab[s:e, None]) & np.isfinite(top_scores)
         denom = np.minimum(kk, valid)
@@ -219,20 +221,6 @@ def _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv):
         out["attribute_accuracy"] = float(np.mean(accs))
         out[f"precision_at_{k}"] = float(np.mean(precs))
     return out
-
-
-def _prepare(X, ids, labels):
-    X = check_array(X, dtype=(np.float64, np.float32))
-    ids = column_or_1d(np.asarray(ids), warn=False)
-    if ids.shape[0] != X.shape[0]:
-        raise ValueError(f"ids has {ids.shape[0]} entries for {X.shape[0]} rows.")
-    if labels is not None:
-        labels = column_or_1d(np.asarray(labels), warn=False)
-        if labels.shape[0] != X.shape[0]:
-            raise ValueError(
-                f"labels has {labels.shape[0]} entries for {X.shape[0]} rows."
-            )
-    return X, ids, labels
 
 
 @validate_params(
@@ -322,7 +310,7 @@ def privacy_utility_tradeoff(
     >>> bool(table.tar.iloc[1] < table.tar.iloc[0])
     True
     """
-    X, ids, labels = _prepare(X, ids, labels)
+    X, ids, labels = _check_rows(X, ids=ids, labels=labels)
     sanitizer = ISP() if sanitizer is None else sanitizer
     auditor = OpenSetVerificationAuditor(random_state=0) if auditor is None else auditor
     if param_values is None:
@@ -432,8 +420,8 @@ def transfer_audit(
     >>> list(table.stage)
     ['before', 'after']
     """
-    Xs, ids_s, _ = _prepare(X_source, ids_source, None)
-    Xt, ids_t, labels_t = _prepare(X_target, ids_target, labels_target)
+    Xs, ids_s = _check_rows(X_source, ids=ids_source)
+    Xt, ids_t, labels_t = _check_rows(X_target, ids=ids_target, labels=labels_target)
     overlap = np.intersect1d(ids_s.astype(str), ids_t.astype(str))
     if overlap.size:
         raise ValueError(
