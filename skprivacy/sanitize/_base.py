@@ -10,10 +10,12 @@ blocked, multi-threaded low-rank ``transform``.
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 from scipy.linalg import get_blas_funcs
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from threadpoolctl import ThreadpoolController
 
 from skprivacy.utils import validate_identity_data
 from skprivacy.utils._sklearn import check_is_fitted, validate_data
@@ -27,26 +29,23 @@ _FLOAT_DTYPES = (np.float64, np.float32)
 # several times faster than one pass over the full matrix.
 _BLOCK_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
 
-_THREADPOOL_CONTROLLER = None
+
+@lru_cache(maxsize=1)
+def _threadpool_controller():
+    # Building a controller scans the loaded libraries: do it once.
+    return ThreadpoolController()
 
 
 def _blas_threads():
-    """Return ``(controller, n_threads)`` of the loaded BLAS (1 if unknown)."""
-    global _THREADPOOL_CONTROLLER
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl ships with sklearn
-        return None, 1
-    if _THREADPOOL_CONTROLLER is None:
-        _THREADPOOL_CONTROLLER = ThreadpoolController()
-    info = _THREADPOOL_CONTROLLER.select(user_api="blas").info()
+    """Return the number of threads the loaded BLAS would use (1 if unknown)."""
+    info = _threadpool_controller().select(user_api="blas").info()
     if not info:
-        return _THREADPOOL_CONTROLLER, 1
+        return 1
     n = min(int(i.get("num_threads", 1)) for i in info)
-    return _THREADPOOL_CONTROLLER, max(1, min(n, os.cpu_count() or 1))
+    return max(1, min(n, os.cpu_count() or 1))
 
 
-class _single_threaded_blas:
+def _single_threaded_blas():
     """Context manager limiting BLAS/LAPACK to one thread.
 
     The decompositions here are small (at most ``d x d`` or ``m x d``): a threaded
@@ -54,18 +53,7 @@ class _single_threaded_blas:
     loses an order of magnitude to thread contention (a 400 x 512 SVD took
     0.9 s with two contended threads and 0.12 s with one).
     """
-
-    def __enter__(self):
-        controller, _ = _blas_threads()
-        self._ctx = None if controller is None else controller.limit(limits=1)
-        if self._ctx is not None:
-            self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self._ctx is not None:
-            self._ctx.__exit__(*exc)
-        return False
+    return _threadpool_controller().limit(limits=1)
 
 
 def low_rank_update(
@@ -158,12 +146,12 @@ def low_rank_update(
             ob *= inv[:, None]
 
     starts = range(0, n, block)
-    controller, n_threads = _blas_threads()
-    if n_threads == 1 or n <= 4 * block or controller is None:
+    n_threads = _blas_threads()
+    if n_threads == 1 or n <= 4 * block:
         for s in starts:
             work(s)
         return out
-    with controller.limit(limits=1, user_api="blas"):
+    with _threadpool_controller().limit(limits=1, user_api="blas"):
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             # list() re-raises any exception from a worker.
             list(pool.map(work, starts))
