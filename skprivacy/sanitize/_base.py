@@ -170,17 +170,19 @@ def _identity_labels(estimator, y, ids):
     return labels
 
 
-def _identity_means(X, codes, n_identities):
-    """Per-identity mean rows, computed with one sparse product (float64)."""
+def _identity_means(X, codes, counts):
+    """Per-identity mean rows, computed with one sparse product (float64).
+
+    ``counts[i]`` is the number of rows with code ``i`` (``IdentityData.counts``).
+    """
     from scipy import sparse
 
     n = X.shape[0]
     onehot = sparse.csr_matrix(
-        (np.ones(n), (codes, np.arange(n))), shape=(n_identities, n)
+        (np.ones(n), (codes, np.arange(n))), shape=(len(counts), n)
     )
     sums = np.asarray(onehot @ X, dtype=np.float64)
-    counts = np.bincount(codes, minlength=n_identities).astype(np.float64)
-    return sums / counts[:, None], counts
+    return sums / counts[:, None]
 
 
 class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

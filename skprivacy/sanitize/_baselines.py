@@ -143,9 +143,9 @@ class LEACE(_BaseIdentityEraser):
         self.mean_ = Z.mean(axis=0)
         Zc = Z - self.mean_
         sigma = Zc.T @ Zc / n
-        means, counts = _identity_means(Z, data.codes, data.n_identities)
+        means = _identity_means(Z, data.codes, data.counts)
         # Cross-covariance with the one-hot: column i = (n_i / n) (mu_i - mu).
-        sigma_zy = (means - self.mean_).T * (counts / n)
+        sigma_zy = (means - self.mean_).T * (data.counts / n)
         with _single_threaded_blas():
             evals, evecs = linalg.eigh(sigma, check_finite=False)
         keep = evals > self.tol * max(evals.max(), 0.0)
@@ -154,7 +154,7 @@ class LEACE(_BaseIdentityEraser):
         W_inv = (V * np.sqrt(L)) @ V.T
         with _single_threaded_blas():
             u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
-        rank = int(np.sum(s > self.tol * (s[0] if s.size else 0.0))) if s.size else 0
+        rank = int(np.sum(s > self.tol * s[0])) if s.size else 0
         r = rank if self.n_components is None else int(self.n_components)
         max_rank = min(d, data.n_identities - 1)
         if r > max_rank:

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
+from sklearn.utils.extmath import svd_flip
 
 from skprivacy.sanitize._base import (
     _BaseIdentityEraser,
@@ -16,16 +17,6 @@ from skprivacy.sanitize._base import (
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
 
 __all__ = ["ISP"]
-
-
-def _flip_signs(components):
-    """Make the largest-magnitude entry of each row positive (deterministic output)."""
-    if components.shape[0] == 0:
-        return components
-    idx = np.argmax(np.abs(components), axis=1)
-    signs = np.sign(components[np.arange(components.shape[0]), idx])
-    signs[signs == 0] = 1
-    return components * signs[:, None]
 
 
 class ISP(_BaseIdentityEraser):
@@ -167,7 +158,7 @@ class ISP(_BaseIdentityEraser):
             Fitted transformer.
         """
         data = self._validate_fit_data(X, y, ids)
-        means, _ = _identity_means(data.X, data.codes, data.n_identities)
+        means = _identity_means(data.X, data.codes, data.counts)
         self.mean_ = means.mean(axis=0)
         # SVD of M^T (m x d): its right singular vectors are M's left ones.
         with _single_threaded_blas():
@@ -199,7 +190,9 @@ class ISP(_BaseIdentityEraser):
                 r = 0
             r = min(r, numerical_rank)
         r = int(r)
-        self.components_ = _flip_signs(vt[:r])
+        # Largest-magnitude entry of each row positive: a deterministic basis
+        # (the rows of vt are unit vectors, so that entry is never zero).
+        _, self.components_ = svd_flip(None, vt[:r].copy(), u_based_decision=False)
         self.singular_values_ = s[:r].copy()
         self.explained_energy_ratio_ = energy[:r] / total if total > 0 else np.zeros(r)
         self.n_components_ = r
