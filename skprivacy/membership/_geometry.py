@@ -127,13 +127,19 @@ def _check_member(member, n_rows, *, caller):
     return values
 
 
-def _identity_member(values_kept, codes, identities, *, caller):
-    """Collapse per-row membership to one label per identity; must be constant."""
-    k = np.bincount(codes, minlength=len(identities))
-    n_member = np.bincount(codes, weights=values_kept, minlength=len(identities))
+def _identity_member(values, data, *, caller):
+    """Collapse per-row membership to one label per identity; must be constant.
+
+    ``values`` has one 0/1 label per *input* row; ``data`` is the
+    ``IdentityData`` of the same rows (only its kept rows count).
+    """
+    k = data.counts
+    n_member = np.bincount(
+        data.codes, weights=values[data.kept], minlength=data.n_identities
+    )
     mixed = (n_member > 0) & (n_member < k)
     if mixed.any():
-        shown = ", ".join(repr(i) for i in identities[mixed][:10].tolist())
+        shown = ", ".join(repr(i) for i in data.identities[mixed][:10].tolist())
         raise ValueError(
             f"{caller}: membership must be constant within an identity (it is a "
             f"property of the identity, not of a probe); {int(mixed.sum())} "
@@ -410,9 +416,7 @@ class MembershipGeometry(BaseEstimator):
             self.statistics_ = table
             return self
 
-        m_id = _identity_member(
-            member[data.kept], data.codes, data.identities, caller="fit"
-        )
+        m_id = _identity_member(member, data, caller="fit")
         n1, n0 = int(m_id.sum()), int((1 - m_id).sum())
         if n1 == 0 or n0 == 0:
             raise ValueError(
@@ -576,9 +580,7 @@ class MembershipGeometry(BaseEstimator):
                 "at score time (member=... or a 2-column y)."
             )
         member = _check_member(member, len(ids), caller="MembershipGeometry.score")
-        m_id = _identity_member(
-            member[data.kept], data.codes, data.identities, caller="score"
-        )
+        m_id = _identity_member(member, data, caller="score")
         return membership_auc(m_id, self._fused(table))
 
     def __sklearn_tags__(self):
