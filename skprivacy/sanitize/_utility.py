@@ -178,6 +178,16 @@ def retrieval_precision_at_k(X, labels, *, k=5, groups=None):
     return float(np.nanmean(hits))
 
 
+# Settings of the pooled identity-disjoint audit shared by the sweep and the
+# transfer audit (both hand them straight to _pooled_audit).
+_POOLED_AUDIT_PARAMS = {
+    "auditor": [HasMethods(["fit", "score"]), None],
+    "n_splits": [Interval(Integral, 2, None, closed="left")],
+    "k": [Interval(Integral, 1, None, closed="left")],
+    "cv": [Interval(Integral, 2, None, closed="left")],
+}
+
+
 def _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv):
     """Identity-disjoint folds: fit sanitiser and attacker on one side, audit the other.
 
@@ -231,10 +241,7 @@ def _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv):
         "sanitizer": [HasMethods(["fit", "transform"]), None],
         "param_name": [str],
         "param_values": ["array-like", None],
-        "auditor": [HasMethods(["fit", "score"]), None],
-        "n_splits": [Interval(Integral, 2, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        **_POOLED_AUDIT_PARAMS,
     },
     prefer_skip_nested_validation=False,
 )
@@ -349,10 +356,7 @@ def privacy_utility_tradeoff(
         "X_target": ["array-like"],
         "ids_target": ["array-like"],
         "labels_target": ["array-like", None],
-        "auditor": [HasMethods(["fit", "score"]), None],
-        "n_splits": [Interval(Integral, 2, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        **_POOLED_AUDIT_PARAMS,
     },
     prefer_skip_nested_validation=False,
 )
