@@ -223,3 +223,15 @@ def test_certificate_lower_than_point_estimate():
     # Hoeffding margin: t = sqrt(8 ln(G K / alpha) / min(n_a//2, n_b//2)).
     t = np.sqrt(8 * np.log(37 * len(res) / 0.1) / 30)
     assert_allclose(res["mmd2_margin"], t)
+
+
+@pytest.mark.parametrize("gamma", [0.01, 0.3, 2.0, 5.9, 6.1, 50.0])
+def test_within_moment_series_equals_direct_sum(gamma):
+    from skprivacy.auditors._mmd import _within_kernel_sum, _within_moments
+
+    rng = np.random.default_rng(0)
+    w = np.sort(rng.uniform(0.2, 1.2, 300))  # half range 0.5: x = gamma / 2
+    tri = np.array([0, 300])
+    centre, half, moments = _within_moments(w, tri)
+    got = _within_kernel_sum(w, centre[0], half[0], moments[0].tolist(), gamma)
+    assert got == pytest.approx(np.exp(-gamma * w).sum(), rel=1e-12)
