@@ -70,3 +70,31 @@ def test_generator_and_randomstate_seeds():
     assert_array_equal(a, b)
     c = identity_pairs(10, random_state=np.random.RandomState(1))
     assert c.shape == (45, 2)
+
+
+def test_bucketed_shuffle_is_uniform(monkeypatch):
+    # Force the large-n path on 4 elements: every element must be equally likely
+    # at every position (chi-square over the 4 x 4 position counts).
+    from scipy.stats import chi2
+
+    import skprivacy.utils._pairs as pairs_module
+
+    monkeypatch.setattr(pairs_module, "_LARGE", 1)
+    counts = np.zeros((4, 4))
+    draws = 1500
+    for seed in range(draws):
+        order = pairs_module._random_permutation(4, np.random.default_rng(seed))
+        assert sorted(order.tolist()) == [0, 1, 2, 3]
+        counts[np.arange(4), order] += 1
+    expected = draws / 4
+    statistic = ((counts - expected) ** 2 / expected).sum()
+    # Positions are dependent within a draw: (4-1)^2 = 9 degrees of freedom.
+    assert statistic < chi2.ppf(0.999, 9)
+
+
+def test_large_orderings_are_permutations():
+    n = 1500  # 1,124,250 pairs: above the bucketed-shuffle threshold
+    pairs = identity_pairs(n, random_state=7)
+    ranks = pair_rank(pairs, n)
+    assert_array_equal(np.sort(ranks), np.arange(n_identity_pairs(n)))
+    assert_array_equal(identity_pairs(n, 1000, random_state=7), pairs[:1000])

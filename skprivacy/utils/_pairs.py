@@ -130,6 +130,10 @@ def pair_rank(pairs, n_identities):
     return i * (2 * int(n_identities) - i - 1) // 2 + (j - i - 1)
 
 
+# Above this many pairs, the ordering uses the bucketed shuffle (256 buckets).
+_LARGE = 1 << 20
+
+
 def _generator(random_state):
     if isinstance(random_state, np.random.Generator):
         return random_state
@@ -141,6 +145,27 @@ def _generator(random_state):
         f"random_state must be None, an int, a RandomState or a Generator; "
         f"got {random_state!r}."
     )
+
+
+def _random_permutation(n, rng):
+    """Uniformly random permutation of ``range(n)``, cache-friendly for large ``n``.
+
+    For large ``n`` a single Fisher-Yates shuffle swaps across an array far
+    larger than the CPU cache. The Rao-Sandelius construction gives the same
+    distribution faster: draw an independent uniform bucket for every element,
+    order the elements by bucket (a stable radix sort on 8-bit keys), then
+    shuffle each cache-sized bucket uniformly. Every permutation is equally
+    likely (Rao 1961; Sandelius 1962).
+    """
+    if n < _LARGE:
+        return rng.permutation(n)
+    bucket = rng.integers(0, 255, size=n, dtype=np.uint8, endpoint=True)
+    # int32 halves the memory traffic of the shuffles (n < 2**31 here).
+    order = np.argsort(bucket, kind="stable").astype(np.int32)
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(bucket, minlength=256))])
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        rng.shuffle(order[start:stop])
+    return order
 
 
 def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
@@ -169,8 +194,9 @@ def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
     Notes
     -----
     The ordering is a uniformly random permutation of the lexicographic pair
-    indices (``numpy.random.Generator.permutation``), mapped back to pairs with
-    a closed-form unranking, so nothing larger than the pair list itself is
+    indices (``numpy.random.Generator.permutation``; above 2**20 pairs the
+    equivalent, cache-friendlier Rao-Sandelius bucketed shuffle), mapped back
+    to pairs with a closed-form unranking, so nothing larger than the pair list itself is
     materialised and no Python loop runs over pairs. For 5,000 identities
     (12.5 million pairs) this takes well under a second.
 
@@ -192,5 +218,5 @@ def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
         n_pairs = min(int(n_pairs), total)
     else:
         n_pairs = total
-    order = _generator(random_state).permutation(total)[:n_pairs]
+    order = _random_permutation(total, _generator(random_state))[:n_pairs]
     return pair_unrank(order, n)
