@@ -6,7 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import threadpool_limits
 
 from skprivacy.auditors._base import BasePairAuditor, grouped_rows
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
@@ -27,15 +27,13 @@ CERTIFICATE_BANDWIDTH_GRID = 2.0 ** (np.arange(-28, 9) / 4.0)
 _BLOCK_ROWS = 1024
 
 
-_CONTROLLER = None
-
-
 def _single_blas_thread():
-    """Context limiting BLAS to one thread (cached library discovery)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+    """Context limiting BLAS to one thread.
+
+    No controller is cached at module level: it holds ctypes handles, which
+    would make the auditor unpicklable whenever joblib pickles it by value.
+    """
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def mmd_to_epsilon(mmd, bound="tv"):
