@@ -148,3 +148,43 @@ def test_registry_consistent():
     assert PROTOCOLS["paper"]["kdelr_pairs"] == 100
     assert PROTOCOLS["paper"]["rocht_pairs"] == 200
     assert PROTOCOLS["paper"]["n_permutations"] == 10_000
+
+
+def test_classifier_witness_ratio_from_the_estimators(data, report):
+    """witness_ratio = ROC-HT's max(TPR - FPR) / (MMD / 2) on the shared pairs."""
+    from sklearn.metrics import roc_curve
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from skprivacy.auditors import MMDTVAuditor, ROCHTAuditor
+
+    X, ids = data
+    mmd = MMDTVAuditor(n_pairs=SMALL["mmdtv_pairs"], random_state=3).fit(X, ids)
+    roc = ROCHTAuditor(n_pairs=SMALL["rocht_pairs"], random_state=3).fit(X, ids)
+    joined = roc.results_.merge(mmd.results_, on=["id_a", "id_b"])
+    assert len(joined) == SMALL["rocht_pairs"]  # ROC-HT's prefix is inside MMD's
+    pairs = report.pairs.set_index(["id_a", "id_b"])
+    Z = X / np.linalg.norm(X, axis=1, keepdims=True)
+    for _, row in joined.iterrows():
+        # Independent TV witness: out-of-fold scores, ROC, max(TPR - FPR).
+        rows = np.r_[
+            np.flatnonzero(ids == row["id_a"]), np.flatnonzero(ids == row["id_b"])
+        ]
+        labels = (ids[rows] == row["id_b"]).astype(int)
+        folds = StratifiedKFold(
+            int(row["n_folds"]), shuffle=True, random_state=roc.fold_seed_
+        )
+        scores = cross_val_predict(
+            _default_lr(), Z[rows], labels, cv=folds, method="predict_proba"
+        )[:, 1]
+        fpr, tpr, _ = roc_curve(labels, scores)
+        expected = np.max(tpr - fpr) / (row["mmd"] / 2)
+        got = pairs.loc[(row["id_a"], row["id_b"]), "witness_ratio"]
+        np.testing.assert_allclose(got, expected, rtol=1e-9)
+    assert report.summary["classifier_witness"]["kind"] == "diagnostic"
+    assert report.summary["classifier_witness"]["n_pairs"] == SMALL["rocht_pairs"]
+
+
+def _default_lr():
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)
