@@ -46,13 +46,15 @@ def make_data(n_identities, n_gallery, n_query, d, noise, seed=0):
     means /= np.linalg.norm(means, axis=1, keepdims=True)
     n_per = n_gallery + n_query
     ids = np.repeat(np.arange(n_identities), n_per)
-    X = means[ids] + noise / np.sqrt(d) * rng.standard_normal(
-        (ids.size, d), dtype=np.float32
-    )
+    # float32 end to end, as face encoders emit: a numpy float64 scalar factor
+    # would silently promote the whole matrix to float64 (NEP 50).
+    scale = np.float32(noise / np.sqrt(d))
+    X = means[ids] + scale * rng.standard_normal((ids.size, d), dtype=np.float32)
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     is_query = np.tile(
         np.r_[np.zeros(n_gallery, bool), np.ones(n_query, bool)], n_identities
     )
+    assert X.dtype == np.float32
     return X[~is_query], ids[~is_query], X[is_query], ids[is_query]
 
 
