@@ -236,7 +236,51 @@ class _GalleryScorer:
         return (sums / self.counts[:, None]).T / temperature
 
 
-class RetrievalAttacker(ClassifierMixin, BaseEstimator):
+class _PosteriorMixin:
+    """``predict_proba``, ``predict`` and tags shared by the attackers.
+
+    Subclasses implement ``predict_log_proba`` and set ``classes_``.
+    """
+
+    def predict_proba(self, X):
+        """Posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Rows sum to 1; columns in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Most probable identity for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted identity labels.
+        """
+        log_proba = self.predict_log_proba(X)
+        return self.classes_[np.argmax(log_proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # NaN rows are dropped (and reported) in fit; queries must be finite.
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     r"""Retrieval attacker (rung A0): cosine similarity to a released gallery.
 
     The gallery is the training set. A query's similarity to each gallery row
@@ -441,43 +485,6 @@ class RetrievalAttacker(ClassifierMixin, BaseEstimator):
         Z, kept = _check_queries(self, X)
         return _fill_uniform(self._log_proba(Z), kept, len(self.classes_))
 
-    def predict_proba(self, X):
-        """Posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_queries, n_classes)
-            Rows sum to 1; columns in the order of ``classes_``.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """Most probable identity for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Predicted identity labels.
-        """
-        log_proba = self.predict_log_proba(X)
-        return self.classes_[np.argmax(log_proba, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # NaN rows are dropped (and reported) in fit; queries must be finite.
-        tags.input_tags.allow_nan = True
-        return tags
-
 
 def _knn_votes(Q, G, g_codes, n_identities, k, batch_size):
     """Fraction of each query's k most similar gallery rows per identity."""
@@ -511,7 +518,7 @@ def _prototypes(Z, codes, n_identities):
     return l2_normalize(np.asarray(indicator @ Z))
 
 
-class PrototypeAttacker(ClassifierMixin, BaseEstimator):
+class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     """Prototype-bank attacker (rung A2), optionally voting on a kNN graph.
 
     Models the release of a per-identity prototype bank (the normalised mean
@@ -701,42 +708,6 @@ class PrototypeAttacker(ClassifierMixin, BaseEstimator):
             logits = logits + self.graph_weight_ * B
         log_proba = logits - logsumexp_rows(logits, keepdims=True)
         return _fill_uniform(log_proba, kept, len(self.classes_))
-
-    def predict_proba(self, X):
-        """Posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_queries, n_classes)
-            Rows sum to 1; columns in the order of ``classes_``.
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """Most probable identity for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Predicted identity labels.
-        """
-        log_proba = self.predict_log_proba(X)
-        return self.classes_[np.argmax(log_proba, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
 
 
 def _fit_logit_weights(A, B, y, kappa, weight):
