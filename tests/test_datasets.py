@@ -205,3 +205,13 @@ def test_read_embeddings_unreadable(tmp_path):
     with pytest.raises(ValueError, match="labels"):
         np.save(tmp_path / "x.npy", np.eye(3))
         read_embeddings(tmp_path / "x.npy")
+
+
+def test_read_embeddings_label_count_mismatch(tmp_path):
+    np.save(tmp_path / "x.npy", np.eye(3))
+    np.save(tmp_path / "y.npy", np.array([1, 2]))
+    with pytest.raises(ValueError, match="has 2 labels but .* has 3 rows"):
+        read_embeddings(tmp_path / "x.npy", labels=tmp_path / "y.npy")
+    np.savez(tmp_path / "z.npz", X=np.eye(3), identity=np.array(["a"]))
+    with pytest.raises(ValueError, match="'identity' has 1 labels but 'X' has 3 rows"):
+        read_embeddings(tmp_path / "z.npz")

@@ -43,6 +43,18 @@ def _read_labels(path):
     return pd.read_csv(path, header=None).iloc[:, 0].to_numpy()
 
 
+def _labelled_frame(matrix, row_labels, id_column, labels_name, matrix_name):
+    # An embedding matrix and its identity labels as one table, lengths checked.
+    if len(row_labels) != len(matrix):
+        raise ValueError(
+            f"{labels_name} has {len(row_labels)} labels but {matrix_name} has "
+            f"{len(matrix)} rows."
+        )
+    frame = pd.DataFrame(matrix, columns=[f"e{j}" for j in range(matrix.shape[1])])
+    frame.insert(0, id_column, row_labels)
+    return frame
+
+
 def read_embeddings(path, *, id_column="identity", features=None, labels=None):
     """Read an embedding table with an identity column from a user file.
 
@@ -117,13 +129,9 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
             raise ValueError(
                 f"{path} holds a {matrix.ndim}-D array; expected a 2-D embedding matrix."
             )
-        frame = pd.DataFrame(matrix, columns=[f"e{j}" for j in range(matrix.shape[1])])
-        frame.insert(0, id_column, _read_labels(labels)[: len(frame)])
-        if len(_read_labels(labels)) != len(frame):
-            raise ValueError(
-                f"{labels} has {len(_read_labels(labels))} labels but {path} has "
-                f"{len(frame)} rows."
-            )
+        frame = _labelled_frame(
+            matrix, _read_labels(labels), id_column, f"{labels}", f"{path}"
+        )
     elif name.endswith(".npz"):
         fmt = "npz"
         try:
@@ -137,14 +145,13 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
                 f"{path} must hold arrays 'X' (or 'embeddings') and '{id_column}' (or "
                 f"'ids'); found {sorted(archive.files)}."
             )
-        matrix = archive[x_key]
-        frame = pd.DataFrame(matrix, columns=[f"e{j}" for j in range(matrix.shape[1])])
-        if len(archive[y_key]) != len(frame):
-            raise ValueError(
-                f"{path}: '{y_key}' has {len(archive[y_key])} labels but '{x_key}' "
-                f"has {len(frame)} rows."
-            )
-        frame.insert(0, id_column, archive[y_key])
+        frame = _labelled_frame(
+            archive[x_key],
+            archive[y_key],
+            id_column,
+            f"{path}: '{y_key}'",
+            f"'{x_key}'",
+        )
     elif name.endswith((".parquet", ".pq")):
         fmt = "parquet"
         frame = _read_table(path, fmt)

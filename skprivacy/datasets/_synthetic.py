@@ -167,7 +167,7 @@ def make_identity_embeddings(
     else:
         counts = np.full(n_identities, n_samples_per_identity)
 
-    basis = ortho_group.rvs(d, random_state=rng) if d > 1 else np.eye(1)
+    basis = ortho_group.rvs(d, random_state=rng)
     identity_basis = basis[:, :k]
     attribute_basis = basis[:, k : k + n_attr] if n_attr else None
     offset_direction = basis[:, k + n_attr] if offset > 0 else np.zeros(d)
