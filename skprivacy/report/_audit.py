@@ -336,9 +336,11 @@ def run_audit(
             pairs = pairs.merge(f, on=["id_a", "id_b"], how="outer")
         pairs = rank.merge(pairs, on=["id_a", "id_b"], how="right")
         pairs = pairs.sort_values("pair_rank", kind="stable").reset_index(drop=True)
-        witness = _classifier_witness(pairs)
-        if witness is not None:
-            summary["classifier_witness"] = witness
+        if {"rocht_tv", "mmdtv_mmd"} <= set(pairs.columns):
+            pairs["witness_ratio"] = _witness_ratio(pairs)
+            witness = _witness_summary(pairs["witness_ratio"])
+            if witness is not None:
+                summary["classifier_witness"] = witness
 
     report_drop = data.drop_report
     provenance = {
@@ -377,21 +379,22 @@ def run_audit(
     return AuditReport(summary=summary, pairs=pairs, provenance=provenance, extra=extra)
 
 
-def _classifier_witness(pairs):
+def _witness_ratio(pairs):
     """Ratio of ROC-HT's classifier TV witness to the MMD-TV bound, per pair.
 
     DESIGN.md (MMD-TV): the classifier witness ``d_TV,h = max_t (TPR - FPR)``
     from out-of-fold scores lower-bounds the total variation, and
     ``MMD / 2 <= TV``; the ratio ``d_TV,h / (MMD / 2)`` says how much of the
     TV the kernel bound captures (above 1: the classifier sees more than the
-    MMD chain can express). Computed on the pairs both methods audited (the
-    shared seeded prefix), and added to ``pairs`` as ``witness_ratio``.
+    MMD chain can express). NaN where either method did not audit the pair
+    (they share the seeded prefix) or the MMD is 0.
     """
-    if not {"rocht_tv", "mmdtv_mmd"} <= set(pairs.columns):
-        return None
     half_mmd = pairs["mmdtv_mmd"] / 2
-    ratio = pairs["rocht_tv"] / half_mmd.where(half_mmd > 0)
-    pairs["witness_ratio"] = ratio
+    return pairs["rocht_tv"] / half_mmd.where(half_mmd > 0)
+
+
+def _witness_summary(ratio):
+    """Summary entry of the witness ratio over the pairs both methods audited."""
     both = ratio.dropna()
     if both.empty:
         return None
