@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Warnings and errors raised by skprivacy."""
 
-__all__ = ["DroppedRowsWarning", "ExcludedIdentitiesWarning", "UnresolvableRateWarning"]
+__all__ = [
+    "DroppedRowsWarning",
+    "ExcludedColumnsWarning",
+    "ExcludedIdentitiesWarning",
+    "UnresolvableRateWarning",
+]
 
 
 class DroppedRowsWarning(UserWarning):
@@ -10,6 +15,16 @@ class DroppedRowsWarning(UserWarning):
 
     The counts by reason are also stored on the estimator (``drop_report_``), so
     nothing is dropped silently.
+    """
+
+
+class ExcludedColumnsWarning(UserWarning):
+    """Columns of an input table were not used as embedding dimensions.
+
+    Raised by the file readers when automatic column selection leaves out
+    metadata (integer, boolean, index-like, low-cardinality or text columns);
+    the message names each column and the reason, and the same list is
+    recorded in the reader's ``info["excluded_columns"]`` and in provenance.
     """
 
 

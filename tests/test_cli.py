@@ -196,7 +196,7 @@ def test_provenance(audit_dir, csv_file):
 
     prov = json.loads((audit_dir / "provenance.json").read_text())
     assert prov["input"]["sha256"] == hashlib.sha256(csv_file.read_bytes()).hexdigest()
-    assert prov["input"]["ignored_columns"] == ["note"]
+    assert set(prov["input"]["excluded_columns"]) == {"note"}
     assert prov["n_rows_before"] == 120 and prov["n_rows_after"] == 119
     assert prov["dropped_rows"]["non_finite"] == 1
     assert prov["n_identities_before"] == prov["n_identities_after"] == 12
@@ -210,7 +210,7 @@ def test_provenance(audit_dir, csv_file):
 # -- errors: one line on stderr, exit status 2, never a traceback -----------------------
 def _bad_inputs(tmp):
     no_pairs = tmp / "single.csv"
-    pd.DataFrame({"identity": ["a", "b", "c"], "e0": [1.0, 2.0, 3.0]}).to_csv(
+    pd.DataFrame({"identity": ["a", "b", "c"], "e0": [0.1, 2.3, 3.7]}).to_csv(
         no_pairs, index=False
     )
     garbage = tmp / "garbage.parquet"

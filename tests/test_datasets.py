@@ -14,7 +14,9 @@ from skprivacy.datasets import (
     load_yale_faces,
     make_identity_embeddings,
     read_embeddings,
+    select_feature_columns,
 )
+from skprivacy.exceptions import ExcludedColumnsWarning
 
 
 def _between_identity_distance(X, ids):
@@ -150,7 +152,7 @@ def test_read_embeddings_csv_gz_and_parquet(tmp_path):
         {
             "person": ["a", "a", "b", None],
             "img": list("wxyz"),
-            "e0": [1.0, 2, 3, 4],
+            "e0": [0.12, -0.7, 0.33, 0.4],
             "e1": [0.5, 0.1, 0.2, 0.3],
             "other": [9, 9, 9, 9],
         }
@@ -160,12 +162,15 @@ def test_read_embeddings_csv_gz_and_parquet(tmp_path):
     with pytest.warns(UserWarning, match="1 row"):
         X, ids, info = read_embeddings(path, id_column="person", features="^e")
     assert list(X.columns) == ["e0", "e1"] and ids.tolist() == ["a", "a", "b"]
-    assert info["ignored_columns"] == ["img", "other"]
+    assert set(info["excluded_columns"]) == {"img", "other"}
     assert info["n_rows_missing_id"] == 1 and len(info["sha256"]) == 64
     parquet = tmp_path / "emb.parquet"
     frame.dropna().to_parquet(parquet)
-    X, ids, info = read_embeddings(parquet, id_column="person")
-    assert list(X.columns) == ["e0", "e1", "other"] and info["format"] == "parquet"
+    # Automatic selection: the integer column is metadata, named with its reason.
+    with pytest.warns(ExcludedColumnsWarning, match="'other' .integer-valued"):
+        X, ids, info = read_embeddings(parquet, id_column="person")
+    assert list(X.columns) == ["e0", "e1"] and info["format"] == "parquet"
+    assert set(info["excluded_columns"]) == {"img", "other"}
 
 
 def test_read_embeddings_npy_and_npz(tmp_path):
@@ -185,8 +190,8 @@ def test_read_embeddings_npy_and_npz(tmp_path):
     [
         (None, {}, FileNotFoundError, "not found"),
         ("identity,e0\na,1\n", {"id_column": "who"}, ValueError, "'who' not found"),
-        ("identity,name\na,x\n", {}, ValueError, "No numeric embedding column"),
-        ("identity,e0\na,1\n", {"features": "^z"}, ValueError, "matches --features"),
+        ("identity,name\na,x\n", {}, ValueError, "no embedding column found"),
+        ("identity,e0\na,1\n", {"features": "^z"}, ValueError, "no column matches"),
     ],
 )
 def test_read_embeddings_errors(tmp_path, content, kwargs, error, match):
@@ -215,3 +220,104 @@ def test_read_embeddings_label_count_mismatch(tmp_path):
     np.savez(tmp_path / "z.npz", X=np.eye(3), identity=np.array(["a"]))
     with pytest.raises(ValueError, match="'identity' has 1 labels but 'X' has 3 rows"):
         read_embeddings(tmp_path / "z.npz")
+
+
+def _messy_frame(n_ids=20, per_id=2, dim=6, seed=0):
+    """A table as users save it: metadata columns around the embedding."""
+    rng = np.random.default_rng(seed)
+    n = n_ids * per_id
+    frame = pd.DataFrame(
+        rng.normal(size=(n, dim)), columns=[f"e{j}" for j in range(dim)]
+    )
+    frame.insert(0, "identity", np.repeat([f"p{i}" for i in range(n_ids)], per_id))
+    frame.insert(1, "image", [f"img/{i:04d}.png" for i in range(n)])
+    frame.insert(2, "shot", np.tile(np.arange(1, per_id + 1), n_ids))
+    frame["is_train"] = np.arange(n) % 3 == 0
+    frame["yaw"] = np.tile([-30.5, 0.0, 30.5, 15.25], n // 4 + 1)[:n]
+    frame["frame_no"] = np.arange(n, dtype=float)
+    frame["const"] = 0.5
+    return frame
+
+
+def test_select_feature_columns_names_every_metadata_column(tmp_path):
+    frame = _messy_frame()
+    path = tmp_path / "messy.csv.gz"
+    frame.to_csv(path)  # with the pandas index: an "Unnamed: 0" column
+    with pytest.warns(ExcludedColumnsWarning) as record:
+        X, ids, info = read_embeddings(path)
+    assert info["feature_columns"] == [f"e{j}" for j in range(6)]
+    assert list(X.columns) == info["feature_columns"]
+    reasons = info["excluded_columns"]
+    assert set(reasons) == {
+        "Unnamed: 0",
+        "image",
+        "shot",
+        "is_train",
+        "yaw",
+        "frame_no",
+        "const",
+    }
+    assert "index column" in reasons["Unnamed: 0"]
+    assert reasons["image"] == "text" and reasons["is_train"] == "boolean"
+    assert "integer" in reasons["shot"] and "low cardinality" in reasons["yaw"]
+    assert "index-like" in reasons["frame_no"] and reasons["const"] == "constant"
+    message = str(record[0].message)
+    assert all(f"'{name}'" in message for name in reasons)
+
+
+def test_select_feature_columns_explicit_and_exclude():
+    frame = _messy_frame()
+    cols, excluded = select_feature_columns(
+        frame, id_column="identity", features="^e", exclude="e5"
+    )
+    assert cols == [f"e{j}" for j in range(5)]
+    assert (
+        excluded["e5"].startswith("matches exclude")
+        and "does not match" in (excluded["shot"])
+    )
+    # Explicit selection trusts integer columns but never booleans.
+    cols, _ = select_feature_columns(frame, id_column="identity", features="^(e|shot)")
+    assert "shot" in cols
+    with pytest.raises(ValueError, match="'is_train' .*boolean"):
+        select_feature_columns(frame, id_column="identity", features="is_train|e0")
+
+
+@pytest.mark.parametrize("features", [None, "^e"])
+def test_text_cell_in_feature_column_is_an_error(tmp_path, features):
+    frame = _messy_frame().astype({"e3": object})
+    frame.loc[7, "e3"] = "oops"
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match="column 'e3' .*row 7 holds 'oops'"):
+        read_embeddings(path, features=features)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"features": "["}, "invalid regular expression for features"),
+        ({"exclude": "("}, "invalid regular expression for exclude"),
+        ({"features": "^zzz"}, "no column matches"),
+    ],
+)
+def test_select_feature_columns_bad_patterns(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        select_feature_columns(_messy_frame(), id_column="identity", **kwargs)
+
+
+def test_only_metadata_columns_is_an_error():
+    frame = pd.DataFrame({"identity": ["a", "b"], "shot": [1, 2], "ok": [True, False]})
+    with pytest.raises(ValueError, match="no embedding column found.*--features"):
+        select_feature_columns(frame, id_column="identity")
+
+
+def test_array_files_use_every_matrix_column(tmp_path):
+    # An integer (quantised) matrix in an .npz is still the embedding.
+    X = np.arange(24).reshape(6, 4) % 5
+    np.savez(tmp_path / "q.npz", X=X, ids=np.arange(6) % 3)
+    out, _, info = read_embeddings(tmp_path / "q.npz")
+    assert info["feature_columns"] == ["e0", "e1", "e2", "e3"]
+    assert info["excluded_columns"] == {}
+    np.savez(tmp_path / "flat.npz", X=np.arange(5.0), ids=np.arange(5))
+    with pytest.raises(ValueError, match="'X' holds a 1-D array .*expected a 2-D"):
+        read_embeddings(tmp_path / "flat.npz")

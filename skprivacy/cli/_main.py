@@ -11,14 +11,9 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-#: Exit status of every user error (bad path, bad data, bad option).
-EXIT_USAGE = 2
+from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
 
 _BUNDLED = ("cropped-yale-b", "dlib_resnet128.csv.gz")
-
-
-class UserError(Exception):
-    """An error caused by the user's input: one line on stderr, exit code 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -276,7 +271,7 @@ def _sanitize(args, argv):
     record = {
         "input": {
             k: info.get(k)
-            for k in ("path", "sha256", "feature_columns", "ignored_columns")
+            for k in ("path", "sha256", "feature_columns", "excluded_columns")
         },
         "n_rows_before": int(len(Xa)),
         "n_rows_after": int(kept.sum()),
@@ -320,18 +315,15 @@ def main(argv=None):
     2
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        parser = _build_parser()
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help(sys.stderr)
-            return EXIT_USAGE
-        if args.command == "audit":
-            return _audit(args, argv)
-        return _sanitize(args, argv)
-    except UserError as exc:
-        print(f"skprivacy: error: {exc}", file=sys.stderr)
+    return run_command(_dispatch, argv)
+
+
+def _dispatch(argv):
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("skprivacy: interrupted", file=sys.stderr)
-        return 130
+    if args.command == "audit":
+        return _audit(args, argv)
+    return _sanitize(args, argv)

@@ -10,7 +10,203 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["read_embeddings"]
+from skprivacy.exceptions import ExcludedColumnsWarning
+
+__all__ = ["read_embeddings", "select_feature_columns"]
+
+#: A float column with at most this many distinct values (and at most one per
+#: ``_LOW_CARDINALITY_ROWS`` rows) is metadata (a pose, a scale, a flag), not an
+#: embedding dimension: a continuous embedding coordinate takes a new value on
+#: almost every row.
+_LOW_CARDINALITY_MAX = 20
+_LOW_CARDINALITY_ROWS = 10
+#: An object column counts as a numeric column with bad cells (an error) rather
+#: than as text (excluded) when at least this share of its cells parse as numbers.
+_NUMERIC_SHARE = 0.5
+_PANDAS_INDEX = re.compile(r"^Unnamed: \d+$")
+#: Column names given to the columns of a .npy/.npz embedding matrix.
+_ARRAY_COLUMNS = r"^e\d+$"
+
+
+def _exclusion_reason(column, values):
+    """Why an automatically considered column is not an embedding dimension.
+
+    Returns None for a float column that looks like an embedding coordinate.
+    Raises ValueError for a mostly numeric column holding text cells, since
+    dropping it would silently remove one dimension of the embedding.
+    """
+    name = str(column)
+    dtype = values.dtype
+    if _PANDAS_INDEX.match(name):
+        return "index column written by pandas (df.to_csv without index=False)"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer-valued (metadata such as a frame, shot or pose number)"
+    if not pd.api.types.is_numeric_dtype(dtype):
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            _check_numeric_cells(column, values, lenient=True)
+            return "text"
+        return f"not numeric ({dtype})"
+    finite = values[np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))]
+    if finite.empty:
+        return "no finite value"
+    distinct = finite.nunique()
+    if distinct == 1:
+        return "constant"
+    if np.array_equal(finite.to_numpy(), np.round(finite.to_numpy())):
+        n = len(values)
+        if np.array_equal(values.to_numpy(), np.arange(n)) or np.array_equal(
+            values.to_numpy(), np.arange(1, n + 1)
+        ):
+            return "index-like (row numbers 0..n-1 or 1..n)"
+        return "whole numbers only (metadata such as a frame, shot or pose number)"
+    limit = min(_LOW_CARDINALITY_MAX, max(2, len(values) // _LOW_CARDINALITY_ROWS))
+    if distinct <= limit:
+        return f"low cardinality ({distinct} distinct values in {len(values)} rows)"
+    return None
+
+
+def _check_numeric_cells(column, values, *, lenient):
+    """Raise if a column meant as numeric holds cells that are not numbers.
+
+    With ``lenient``, a column whose cells are mostly not numbers is accepted
+    (it is text, such as image paths); otherwise any non-numeric cell fails.
+    """
+    present = values.notna().to_numpy()
+    parsed = pd.to_numeric(values, errors="coerce")
+    bad = present & parsed.isna().to_numpy()
+    if not bad.any():
+        return
+    if lenient and parsed.notna().sum() < _NUMERIC_SHARE * max(1, present.sum()):
+        return
+    rows = np.flatnonzero(bad)
+    shown = ", ".join(f"row {r} holds {values.iloc[r]!r}" for r in rows[:3]) + (
+        f" (and {len(rows) - 3} more)" if len(rows) > 3 else ""
+    )
+    raise ValueError(
+        f"column {str(column)!r} looks numeric but {shown}, which is not a number "
+        "(rows are counted from 0 after the header); fix those cells, or exclude "
+        "the column with --exclude / exclude=."
+    )
+
+
+def select_feature_columns(frame, *, id_column, features=None, exclude=None):
+    """Choose the embedding columns of a table and say why every other one is out.
+
+    The rule, applied by every reader and command:
+
+    1. The identity column is never a feature; columns whose name matches
+       ``exclude`` (``re.search``) are left out.
+    2. If ``features`` is given, the columns whose name matches it are the
+       features; each must be numeric (integers allowed, booleans not), and a
+       non-numeric cell is an error naming its column and row.
+    3. Otherwise the float columns are the features, except those that look
+       like metadata: pandas' index column (``Unnamed: 0``), booleans,
+       integers, whole-number or index-like (0..n-1, 1..n) floats, constant
+       columns, and low-cardinality columns (at most 20 distinct values, and
+       at most one per 10 rows). Text columns are left out, unless most of
+       their cells are numbers: then the other cells are an error naming the
+       column and rows, since dropping the column would silently remove an
+       embedding dimension.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table as read (all rows, or a leading chunk of a streamed file).
+    id_column : str
+        The identity column.
+    features : str or None, default=None
+        Regular expression selecting the feature columns by name.
+    exclude : str or None, default=None
+        Regular expression of column names never used as features.
+
+    Returns
+    -------
+    feature_columns : list
+        The selected column labels, in table order.
+    excluded_columns : dict of str to str
+        Every other column (except the identity column) mapped to the reason
+        it was left out.
+
+    Raises
+    ------
+    ValueError
+        If a regular expression is invalid, ``features`` matches no column, a
+        selected column holds a non-numeric cell, or no feature column remains.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skprivacy.datasets import select_feature_columns
+    >>> frame = pd.DataFrame({"identity": ["a", "a", "b"], "shot": [1, 2, 1],
+    ...                       "e0": [0.12, -0.4, 0.33], "e1": [0.5, 0.01, -0.2]})
+    >>> cols, excluded = select_feature_columns(frame, id_column="identity")
+    >>> cols
+    ['e0', 'e1']
+    >>> excluded
+    {'shot': 'integer-valued (metadata such as a frame, shot or pose number)'}
+    """
+    patterns = {}
+    for option, text in (("features", features), ("exclude", exclude)):
+        if text is None:
+            continue
+        try:
+            patterns[option] = re.compile(text)
+        except re.error as exc:
+            raise ValueError(
+                f"invalid regular expression for {option}: {text!r} ({exc})"
+            ) from exc
+    excluded = {}
+    candidates = []
+    for column in frame.columns:
+        if column == id_column:
+            continue
+        if "exclude" in patterns and patterns["exclude"].search(str(column)):
+            excluded[str(column)] = f"matches exclude pattern {exclude!r}"
+        else:
+            candidates.append(column)
+    if "features" in patterns:
+        chosen = [c for c in candidates if patterns["features"].search(str(c))]
+        if not chosen:
+            raise ValueError(f"no column matches the features pattern {features!r}.")
+        for column in chosen:
+            values = frame[column]
+            if pd.api.types.is_bool_dtype(values.dtype):
+                raise ValueError(
+                    f"column {str(column)!r} matched by the features pattern is "
+                    "boolean, not an embedding dimension."
+                )
+            if not pd.api.types.is_numeric_dtype(values.dtype):
+                _check_numeric_cells(column, values, lenient=False)
+        for column in candidates:
+            if column not in chosen:
+                excluded[str(column)] = f"does not match features pattern {features!r}"
+        return chosen, excluded
+    chosen = []
+    for column in candidates:
+        reason = _exclusion_reason(column, frame[column])
+        if reason is None:
+            chosen.append(column)
+        else:
+            excluded[str(column)] = reason
+    if not chosen:
+        listed = "; ".join(f"{k}: {v}" for k, v in list(excluded.items())[:5])
+        raise ValueError(
+            "no embedding column found: every column other than the identity column "
+            f"looks like metadata ({listed}). Name the embedding columns with "
+            "--features REGEX (features=)."
+        )
+    return chosen, excluded
+
+
+def describe_excluded(excluded):
+    """One sentence naming every excluded column and why (for warnings and logs)."""
+    return (
+        "Columns not used as embedding dimensions: "
+        + "; ".join(f"{name!r} ({reason})" for name, reason in excluded.items())
+        + "."
+    )
 
 
 def _sha256(path):
@@ -45,6 +241,16 @@ def _read_labels(path):
 
 def _labelled_frame(matrix, row_labels, id_column, labels_name, matrix_name):
     # An embedding matrix and its identity labels as one table, lengths checked.
+    if matrix.ndim != 2:
+        raise ValueError(
+            f"{matrix_name} holds a {matrix.ndim}-D array of shape {matrix.shape}; "
+            "expected a 2-D embedding matrix (rows x dimensions)."
+        )
+    if np.ndim(row_labels) != 1:
+        raise ValueError(
+            f"{labels_name} holds an array of shape {np.shape(row_labels)}; expected "
+            "one identity label per row (1-D)."
+        )
     if len(row_labels) != len(matrix):
         raise ValueError(
             f"{labels_name} has {len(row_labels)} labels but {matrix_name} has "
@@ -55,7 +261,9 @@ def _labelled_frame(matrix, row_labels, id_column, labels_name, matrix_name):
     return frame
 
 
-def read_embeddings(path, *, id_column="identity", features=None, labels=None):
+def read_embeddings(
+    path, *, id_column="identity", features=None, exclude=None, labels=None
+):
     """Read an embedding table with an identity column from a user file.
 
     Parameters
@@ -69,8 +277,12 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
         Column (or ``.npz`` array) holding the identity labels.
     features : str or None, default=None
         Regular expression selecting the embedding columns by name
-        (``re.search``). ``None`` takes every numeric column except the
-        identity column.
+        (``re.search``). ``None`` applies the automatic rule of
+        :func:`select_feature_columns`: float columns, leaving out (and naming,
+        in an :class:`~skprivacy.exceptions.ExcludedColumnsWarning`) integer,
+        boolean, index-like, low-cardinality and text columns.
+    exclude : str or None, default=None
+        Regular expression of column names never used as embedding columns.
     labels : str, path-like or None, default=None
         For ``.npy`` input: a ``.npy`` array or a one-label-per-line text file
         with the identity of each row.
@@ -83,9 +295,10 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
         Identity labels aligned with ``X``.
     info : dict
         ``path``, ``format``, ``sha256`` of the file, ``n_rows_read``,
-        ``id_column``, ``feature_columns``, ``ignored_columns`` (columns not
-        used, e.g. metadata), ``n_rows_missing_id`` (rows without an identity,
-        which are dropped with a warning).
+        ``id_column``, ``feature_columns`` (the columns used, in order),
+        ``excluded_columns`` (every other column mapped to the reason it was
+        left out), ``n_rows_missing_id`` (rows without an identity, which are
+        dropped with a warning).
 
     Raises
     ------
@@ -93,7 +306,9 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
         If ``path`` (or ``labels``) does not exist.
     ValueError
         If the file cannot be parsed, the identity column is missing, no
-        numeric embedding column remains, or ``features`` matches nothing.
+        embedding column remains, ``features`` matches nothing, or a selected
+        column holds a cell that is not a number (the message names the column
+        and row).
 
     Examples
     --------
@@ -104,9 +319,9 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
     >>> table = {"identity": ["a", "b"], "img": ["x.png", "y.png"], "e0": [0.1, 0.3],
     ...          "e1": [0.2, 0.4]}
     >>> pd.DataFrame(table).to_csv(path, index=False)
-    >>> X, ids, info = read_embeddings(path)
-    >>> list(X.columns), ids.tolist(), info["ignored_columns"]
-    (['e0', 'e1'], ['a', 'b'], ['img'])
+    >>> X, ids, info = read_embeddings(path, features="^e")
+    >>> list(X.columns), ids.tolist(), info["excluded_columns"]
+    (['e0', 'e1'], ['a', 'b'], {'img': "does not match features pattern '^e'"})
     """
     path = Path(path)
     if not path.exists():
@@ -124,10 +339,6 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
             raise ValueError(
                 f"{path} is a bare .npy matrix: pass the identity labels of its rows "
                 "(labels=... / --labels FILE), or use .npz, CSV or Parquet."
-            )
-        if matrix.ndim != 2:
-            raise ValueError(
-                f"{path} holds a {matrix.ndim}-D array; expected a 2-D embedding matrix."
             )
         frame = _labelled_frame(
             matrix, _read_labels(labels), id_column, f"{labels}", f"{path}"
@@ -165,25 +376,20 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
             f"Identity column '{id_column}' not found in {path}; columns are: {shown}"
             f"{' ...' if frame.shape[1] > 10 else ''}."
         )
-    candidates = [c for c in frame.columns if c != id_column]
-    if features is not None:
-        pattern = re.compile(features)
-        candidates = [c for c in candidates if pattern.search(str(c))]
-        if not candidates:
-            raise ValueError(f"No column of {path} matches --features {features!r}.")
-    feature_columns = [
-        c for c in candidates if pd.api.types.is_numeric_dtype(frame[c].dtype)
-    ]
-    if features is not None and len(feature_columns) < len(candidates):
-        bad = [str(c) for c in candidates if c not in feature_columns]
-        raise ValueError(
-            f"Column(s) matched by --features are not numeric: {', '.join(bad[:10])}."
+    # Every column of an array file is an embedding dimension by construction.
+    automatic = features is None and fmt not in {"npy", "npz"}
+    if features is None and not automatic:
+        features = _ARRAY_COLUMNS
+    feature_columns, excluded = select_feature_columns(
+        frame, id_column=id_column, features=features, exclude=exclude
+    )
+    if excluded and automatic:
+        warnings.warn(
+            f"{path.name}: {describe_excluded(excluded)} Pass features=/--features "
+            "to choose the embedding columns explicitly.",
+            ExcludedColumnsWarning,
+            stacklevel=2,
         )
-    if not feature_columns:
-        raise ValueError(f"No numeric embedding column found in {path}.")
-    ignored = [
-        str(c) for c in frame.columns if c != id_column and c not in feature_columns
-    ]
     missing_id = frame[id_column].isna().to_numpy()
     if missing_id.any():
         warnings.warn(
@@ -200,7 +406,7 @@ def read_embeddings(path, *, id_column="identity", features=None, labels=None):
         "n_rows_missing_id": int(missing_id.sum()),
         "id_column": id_column,
         "feature_columns": [str(c) for c in feature_columns],
-        "ignored_columns": ignored,
+        "excluded_columns": excluded,
     }
     X = frame[feature_columns].reset_index(drop=True)
     ids = frame[id_column].reset_index(drop=True)

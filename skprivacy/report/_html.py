@@ -134,7 +134,11 @@ def _provenance(prov):
         ("input", inp.get("path", "in-memory data")),
         ("SHA-256", inp.get("sha256", "n/a")),
         ("embedding columns", inp.get("n_feature_columns", prov.get("n_features"))),
-        ("ignored columns", ", ".join(inp.get("ignored_columns", [])) or "none"),
+        (
+            "excluded columns",
+            "; ".join(f"{k} ({v})" for k, v in inp.get("excluded_columns", {}).items())
+            or "none",
+        ),
         (
             "rows before / after cleaning",
             f"{prov['n_rows_before']} / {prov['n_rows_after']}",
