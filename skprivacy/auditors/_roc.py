@@ -24,7 +24,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 from threadpoolctl import ThreadpoolController
 
-from skprivacy.auditors._base import BasePairAuditor
+from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -471,6 +471,69 @@ pair_details_, n_features_in_, feature_names_in_ :
         )
         self.fold_seed_ = int(self.random_state) if integer else None
         return self
+
+    # INTEGRATE: area D -- public accessor for skprivacy.plotting.PairROCDisplay;
+    # it must keep reproducing _audit_pairs (route it through the fast path too).
+    def pair_scores(self, X, y, pair):
+        """Recompute the pooled out-of-fold scores behind one pair's ROC.
+
+        The same rows, folds and classifier seed as :meth:`fit`, so the ROC
+        of these scores gives that pair's ``epsilon`` and ``auc`` in
+        ``results_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The embeddings the auditor was fitted on.
+        y : array-like of shape (n_samples,)
+            Their identity labels.
+        pair : tuple of two identity labels
+            The pair; its order does not matter (the identity listed second
+            in the audit order, ``id_b`` of ``results_``, is the positive
+            class).
+
+        Returns
+        -------
+        y_true : ndarray of shape (n_a + n_b,)
+            0 for the rows of ``id_a``, 1 for those of ``id_b``.
+        y_score : ndarray of shape (n_a + n_b,)
+            Out-of-fold positive-class scores.
+
+        Examples
+        --------
+        >>> from skprivacy.datasets import make_identity_embeddings
+        >>> from skprivacy import ROCHTAuditor
+        >>> from skprivacy.auditors import kov_epsilon, roc_operating_points
+        >>> X, ids = make_identity_embeddings(4, 20, 16, noise=2.0, random_state=0)
+        >>> audit = ROCHTAuditor(n_pairs=3).fit(X, ids)
+        >>> row = audit.results_.iloc[0]
+        >>> y_true, y_score = audit.pair_scores(X, ids, (row.id_a, row.id_b))
+        >>> fpr, tpr, _ = roc_operating_points(y_true, y_score)
+        >>> bool(kov_epsilon(fpr, tpr) == row.epsilon)
+        True
+        """
+        check_is_fitted(self)
+        if self.fold_seed_ is None:
+            raise ValueError(
+                "pair_scores needs the folds of the fit, which are reproducible "
+                "only for an integer random_state; refit with random_state=<int>."
+            )
+        data = self._validate(X, y, reset=False)
+        codes = []
+        for label in pair:
+            code = np.flatnonzero(data.identities == label)
+            if code.size != 1:
+                raise ValueError(f"Identity {label!r} is not among the audited ones.")
+            codes.append(int(code[0]))
+        a, b = sorted(codes)
+        if a == b:
+            raise ValueError(f"A pair needs two different identities; got {pair!r}.")
+        Xp, yp = pair_rows(data, data.order(), a, b)
+        k = n_folds_for(self.cv, int((yp == 0).sum()), int(yp.sum()))
+        rng = PairAuditContext(n_pairs_total=1, seed=self.fold_seed_).pair_rng(a, b)
+        template = _seeded(_check_classifier(self.classifier, "ROCHTAuditor"), rng)
+        with pair_fit_context():
+            return yp, out_of_fold_scores(template, Xp, yp, k, self.fold_seed_)
 
 
 @validate_params(
