@@ -103,7 +103,9 @@ def _public_objects():
         "skprivacy.pressure",
         "skprivacy.sanitize",
         "skprivacy.metrics",
+        "skprivacy.plotting",
         "skprivacy.report",
+        "skprivacy.stats",
         "skprivacy.cli",
     ]:
         try:

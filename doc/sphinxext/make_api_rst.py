@@ -35,6 +35,17 @@ SECTIONS = {
         "Paper 003: identity sanitization projection (ISP), baselines and the "
         "open-set verification audit.",
     ),
+    "skprivacy.stats": (
+        "Two-sample tests",
+        "The auditors' per-pair computations as functions of two samples ``X`` and "
+        "``Y``: the MMD permutation test with its ε, the KDE log-ratio ε and the "
+        "GaussMech ε, each returning a result object.",
+    ),
+    "skprivacy.plotting": (
+        "Plotting",
+        "Display objects in the style of scikit-learn's ``RocCurveDisplay``: built "
+        "from fitted estimators or result tables, drawn with matplotlib.",
+    ),
     "skprivacy.metrics": (
         "Scorers for model selection",
         "Scorers that let scikit-learn's selectors minimise leakage.",

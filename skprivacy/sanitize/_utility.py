@@ -456,6 +456,9 @@ def transfer_audit(
 def plot_privacy_utility(table, *, x=None, utility=None, ax=None):
     """Plot leakage (TAR with its interval) and utility against the swept parameter.
 
+    A shortcut for :meth:`skprivacy.plotting.PrivacyUtilityDisplay.from_tradeoff`
+    that returns the display's leakage axes.
+
     Parameters
     ----------
     table : DataFrame
@@ -482,37 +485,9 @@ def plot_privacy_utility(table, *, x=None, utility=None, ax=None):
     ...                       "attribute_accuracy": [0.9, 0.89]})
     >>> ax = plot_privacy_utility(table)
     """
-    import matplotlib.pyplot as plt
+    # Imported here: skprivacy.plotting imports the estimators' modules.
+    from skprivacy.plotting import PrivacyUtilityDisplay
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    x = table.columns[0] if x is None else x
-    if utility is None:
-        utility = [
-            c
-            for c in table.columns
-            if c == "attribute_accuracy" or str(c).startswith("precision_at_")
-        ]
-    elif isinstance(utility, str):
-        utility = [utility]
-    xs = np.arange(len(table))
-    ax.plot(xs, table["tar"], "o-", color="C3", label="TAR at FAR (leakage)")
-    if {"tar_lower", "tar_upper"} <= set(table.columns):
-        ax.fill_between(
-            xs, table["tar_lower"], table["tar_upper"], color="C3", alpha=0.2
-        )
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(v) for v in table[x]])
-    ax.set_xlabel(str(x))
-    ax.set_ylabel("TAR at FAR (higher = leakier)", color="C3")
-    ax.set_ylim(-0.02, 1.02)
-    right = ax.twinx()
-    for i, col in enumerate(utility):
-        right.plot(xs, table[col], "s--", color=f"C{i}", label=col)
-    right.set_ylabel("utility")
-    right.set_ylim(-0.02, 1.02)
-    handles = ax.get_legend_handles_labels()
-    handles_r = right.get_legend_handles_labels()
-    ax.legend(handles[0] + handles_r[0], handles[1] + handles_r[1], loc="center right")
-    ax.right_ax = right
-    return ax
+    display = PrivacyUtilityDisplay.from_tradeoff(table, x=x, utility=utility, ax=ax)
+    display.ax_.right_ax = display.right_ax_
+    return display.ax_

@@ -1,0 +1,107 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Helpers shared by the Display objects (axes creation, grouped distributions)."""
+
+import numpy as np
+
+__all__ = ["draw_distributions", "get_axes", "get_axes_grid"]
+
+
+def get_axes(ax, figsize=None):
+    """Return ``(figure, ax)``, creating a pyplot figure when ``ax`` is None."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax.figure, ax
+
+
+def get_axes_grid(ax, n_panels, figsize=None):
+    """``(figure, axes)`` with one Axes per panel, in a row.
+
+    ``ax`` may be None (a new figure), a sequence of ``n_panels`` Axes, or one
+    Axes: used as is for one panel, otherwise its grid cell is split.
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(
+            1, n_panels, figsize=figsize, layout="constrained", squeeze=False
+        )
+        return fig, axes.ravel()
+    if isinstance(ax, list | tuple | np.ndarray):
+        axes = np.asarray(ax, dtype=object).ravel()
+        if axes.size != n_panels:
+            raise ValueError(
+                f"Expected {n_panels} Axes (one per panel); got {axes.size}."
+            )
+        return axes[0].figure, axes
+    if n_panels == 1:
+        return ax.figure, np.array([ax], dtype=object)
+    spec = ax.get_subplotspec()
+    if spec is None:
+        raise ValueError(
+            f"{n_panels} panels need a list of {n_panels} Axes, or an Axes placed "
+            "on a grid (e.g. from plt.subplots) whose cell can be split."
+        )
+    fig = ax.figure
+    ax.remove()
+    grid = spec.subgridspec(1, n_panels)
+    return fig, np.array([fig.add_subplot(grid[0, i]) for i in range(n_panels)])
+
+
+def draw_distributions(ax, data, labels, *, kind="box", colors=None, **kwargs):
+    """Horizontal box or violin plots, the first group on top.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+        Where to draw.
+    data : list of ndarray
+        One 1-D array per group (finite values; an empty group is drawn as
+        an empty row).
+    labels : list of str
+        Tick label of each group.
+    kind : {"box", "violin"}, default="box"
+        Box plots (quartiles, 1.5 IQR whiskers, outliers) or violins.
+    colors : list of color or None, default=None
+        Face colour of each group.
+    **kwargs : dict
+        Passed to :meth:`~matplotlib.axes.Axes.boxplot` or
+        :meth:`~matplotlib.axes.Axes.violinplot`.
+
+    Returns
+    -------
+    artists : dict
+        What matplotlib returned.
+    """
+    n = len(data)
+    positions = np.arange(n, 0, -1)
+    if kind == "box":
+        kwargs.setdefault("showfliers", True)
+        kwargs.setdefault("patch_artist", colors is not None)
+        values = [d if len(d) else np.array([np.nan]) for d in data]
+        artists = ax.boxplot(
+            values, positions=positions, orientation="horizontal", **kwargs
+        )
+        if colors is not None:
+            for box, color in zip(artists["boxes"], colors):
+                box.set_facecolor(color)
+                box.set_alpha(0.6)
+    elif kind == "violin":
+        keep = [i for i, d in enumerate(data) if len(d)]
+        kwargs.setdefault("showmedians", True)
+        artists = ax.violinplot(
+            [data[i] for i in keep],
+            positions=positions[keep],
+            orientation="horizontal",
+            **kwargs,
+        )
+        if colors is not None:
+            for body, i in zip(artists["bodies"], keep):
+                body.set_facecolor(colors[i])
+    else:
+        raise ValueError(f"kind must be 'box' or 'violin'; got {kind!r}.")
+    ax.set_yticks(positions, labels)
+    ax.set_ylim(0.4, n + 0.6)
+    return artists

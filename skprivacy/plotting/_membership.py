@@ -1,0 +1,286 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Member and non-member distributions of the membership statistics."""
+
+import numpy as np
+import pandas as pd
+
+from skprivacy.membership import MembershipGeometry, membership_auc
+from skprivacy.plotting._base import draw_distributions, get_axes_grid
+from skprivacy.utils._sklearn import check_is_fitted
+
+__all__ = ["MembershipDistributionDisplay"]
+
+_FRAME_COLUMNS = ("reference", "statistic", "member", "value")
+
+
+class MembershipDistributionDisplay:
+    """Per-identity statistic distributions of members and non-members.
+
+    One panel per statistic; in each, for every non-member reference set, a
+    box (or violin) of the members' and of the reference's non-members'
+    per-identity values, with the member-vs-non-member AUC (> 0.5 = members
+    score higher; a point estimate). Build it with :meth:`from_estimator` (a
+    :class:`~skprivacy.MembershipGeometry` fitted with membership labels) or
+    :meth:`from_frame` (a long-format table, one row per identity, statistic
+    and reference).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Long format: ``reference``, ``statistic``, ``member`` (bool) and
+        ``value`` (and usually ``identity``), one row per identity,
+        statistic and reference.
+    auc : pandas.DataFrame
+        Member-vs-non-member AUC, indexed by reference, one column per
+        statistic.
+
+    Attributes
+    ----------
+    axes_ : ndarray of matplotlib Axes
+        One Axes per statistic.
+    figure_ : matplotlib Figure
+        Figure containing the axes.
+    distributions_ : dict of str to dict
+        Artists of ``boxplot``/``violinplot`` per statistic.
+
+    See Also
+    --------
+    skprivacy.MembershipGeometry : Computes the statistics.
+    skprivacy.membership.audit_reference_sets : One member set against
+        several references.
+
+    Notes
+    -----
+    Each reference is its own comparison: the members' values are those
+    computed together with that reference (ProtoCE, for one, depends on the
+    identities audited together), so with several references the members'
+    distribution is drawn once per reference.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_membership_embeddings
+    >>> from skprivacy import MembershipGeometry
+    >>> from skprivacy.plotting import MembershipDistributionDisplay
+    >>> X, ids, member = make_membership_embeddings(
+    ...     n_members=20, n_nonmembers=20, concentration_gap=0.5, random_state=0)
+    >>> mg = MembershipGeometry(random_state=0).fit(X, ids, member=member)
+    >>> display = MembershipDistributionDisplay.from_estimator(
+    ...     mg, statistics=["pair_cos", "vmf_kappa"])
+    >>> len(display.axes_), display.auc.round(2).to_dict("records")
+    (2, [{'pair_cos': 0.95, 'vmf_kappa': 0.95}])
+    """
+
+    def __init__(self, *, frame, auc):
+        self.frame = frame
+        self.auc = auc
+
+    def plot(self, ax=None, *, kind="box", **kwargs):
+        """Draw one panel per statistic.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or array-like of Axes, default=None
+            None creates a figure with one panel per statistic; a sequence
+            gives one Axes per statistic; a single Axes is used for one
+            statistic, or split into one panel per statistic.
+        kind : {"box", "violin"}, default="box"
+            Box plots or violins.
+        **kwargs : dict
+            Passed to matplotlib's ``boxplot`` or ``violinplot``.
+
+        Returns
+        -------
+        display : MembershipDistributionDisplay
+            The display, with its artists.
+        """
+        statistics = list(pd.unique(self.frame["statistic"]))
+        references = list(pd.unique(self.frame["reference"]))
+        single = len(references) == 1
+        self.figure_, self.axes_ = get_axes_grid(
+            ax,
+            len(statistics),
+            figsize=(3.2 * len(statistics), 1.2 + 0.9 * len(references)),
+        )
+        self.distributions_ = {}
+        for ax_, stat in zip(self.axes_, statistics):
+            rows = self.frame[self.frame["statistic"] == stat]
+            data, labels, colors = [], [], []
+            for ref in references:
+                sub = rows[rows["reference"] == ref]
+                values = sub["value"].to_numpy(dtype=float)
+                member = sub["member"].to_numpy(dtype=bool)
+                for is_member, color in ((True, "C0"), (False, "C1")):
+                    v = values[(member == is_member) & ~np.isnan(values)]
+                    who = "members" if is_member else "non-members"
+                    prefix = "" if single else f"{ref}: "
+                    data.append(v[np.isfinite(v)])
+                    labels.append(f"{prefix}{who} (n={len(v)})")
+                    colors.append(color)
+            self.distributions_[stat] = draw_distributions(
+                ax_, data, labels, kind=kind, colors=colors, **kwargs
+            )
+            if single:
+                ax_.set_title(
+                    f"{stat}\nAUC {self.auc.loc[references[0], stat]:.2f}",
+                    fontsize=10,
+                )
+            else:
+                ax_.set_title(stat, fontsize=10)
+                for i, ref in enumerate(references):
+                    # The AUC of each reference next to its pair of boxes.
+                    ax_.annotate(
+                        f"AUC {self.auc.loc[ref, stat]:.2f}",
+                        (1.0, len(labels) - 2 * i - 0.5),
+                        xycoords=("axes fraction", "data"),
+                        ha="right",
+                        va="center",
+                        fontsize=8,
+                        bbox={
+                            "boxstyle": "round,pad=0.15",
+                            "fc": "white",
+                            "alpha": 0.8,
+                        },
+                    )
+            ax_.set_xlabel("value (member-like →)", fontsize=8)
+            ax_.grid(axis="x", alpha=0.3)
+        # Identical group labels on every panel are shown once, on the first.
+        tick_labels = [[t.get_text() for t in a.get_yticklabels()] for a in self.axes_]
+        for ax_, labels in zip(self.axes_[1:], tick_labels[1:]):
+            if labels == tick_labels[0]:
+                ax_.tick_params(labelleft=False)
+        return self
+
+    @classmethod
+    def from_frame(cls, frame, *, statistics=None, ax=None, **kwargs):
+        """Draw a long-format table of per-identity statistics.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Columns ``reference``, ``statistic``, ``member`` and ``value``
+            (``identity`` is allowed and ignored), one row per identity,
+            statistic and reference, e.g. the per-identity output of
+            :func:`~skprivacy.membership.audit_reference_sets`. ``member`` is
+            boolean (or 0/1).
+        statistics : list of str, default=None
+            Statistics to draw, in panel order; None draws every one in the
+            table's order.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            See :meth:`plot`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : MembershipDistributionDisplay
+            The plotted display.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skprivacy.plotting import MembershipDistributionDisplay
+        >>> frame = pd.DataFrame({
+        ...     "reference": ["held-out"] * 4 + ["web"] * 4,
+        ...     "statistic": "pair_cos",
+        ...     "identity": ["m1", "m2", "n1", "n2"] * 2,
+        ...     "member": [True, True, False, False] * 2,
+        ...     "value": [0.8, 0.7, 0.75, 0.6, 0.8, 0.7, 0.5, 0.4]})
+        >>> display = MembershipDistributionDisplay.from_frame(frame)
+        >>> display.auc["pair_cos"].to_dict()
+        {'held-out': 0.75, 'web': 1.0}
+        """
+        missing = set(_FRAME_COLUMNS) - set(frame.columns)
+        if missing:
+            raise ValueError(
+                f"The frame lacks column(s) {sorted(missing)}; expected columns "
+                "reference, statistic, identity, member, value (one row per "
+                "identity, statistic and reference)."
+            )
+        member = frame["member"]
+        if member.isna().any():
+            raise ValueError(
+                "The 'member' column has missing values; every row needs a "
+                "membership label."
+            )
+        if not set(pd.unique(member.astype(object))) <= {False, True}:
+            raise ValueError(
+                "The 'member' column must be boolean (or 0/1); got values "
+                f"{sorted(map(repr, pd.unique(member)))[:5]}."
+            )
+        frame = frame.assign(member=member.astype(bool))
+        if statistics is not None:
+            statistics = [statistics] if isinstance(statistics, str) else statistics
+            unknown = set(statistics) - set(frame["statistic"])
+            if unknown:
+                raise ValueError(
+                    f"Statistic(s) {sorted(unknown)} are not in the frame; it has "
+                    f"{sorted(pd.unique(frame['statistic']))}."
+                )
+            frame = frame[frame["statistic"].isin(statistics)]
+            order = {s: i for i, s in enumerate(statistics)}
+            frame = frame.sort_values(
+                "statistic", key=lambda s: s.map(order), kind="stable"
+            )
+        auc = (
+            frame.groupby(["reference", "statistic"], sort=False)[["member", "value"]]
+            .apply(lambda g: membership_auc(g["member"], g["value"]))
+            .unstack("statistic")
+        )
+        auc = auc[list(pd.unique(frame["statistic"]))]
+        auc = auc.loc[list(pd.unique(frame["reference"]))]
+        auc.columns.name = None
+        return cls(frame=frame.reset_index(drop=True), auc=auc).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        statistics=None,
+        reference_name="non-members",
+        ax=None,
+        **kwargs,
+    ):
+        """Draw the statistics of a fitted :class:`~skprivacy.MembershipGeometry`.
+
+        Parameters
+        ----------
+        estimator : MembershipGeometry
+            Fitted with membership labels (``fit(X, y, member=...)``).
+        statistics : list of str, default=None
+            Statistics to draw; None draws every fitted statistic.
+        reference_name : str, default="non-members"
+            Name of the non-member set in the frame.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            See :meth:`plot`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : MembershipDistributionDisplay
+            The plotted display.
+        """
+        if not isinstance(estimator, MembershipGeometry):
+            raise TypeError(
+                "MembershipDistributionDisplay.from_estimator needs a fitted "
+                f"MembershipGeometry; got {type(estimator).__name__}."
+            )
+        check_is_fitted(estimator)
+        table = estimator.statistics_
+        if table["member"].isna().all():
+            raise ValueError(
+                "The MembershipGeometry was fitted without membership labels; fit "
+                "it with fit(X, y, member=member) to compare members and "
+                "non-members."
+            )
+        columns = [c for c in table.columns if c not in {"identity", "member", "k"}]
+        frame = table.melt(
+            id_vars=["identity", "member"],
+            value_vars=columns,
+            var_name="statistic",
+            value_name="value",
+        )
+        frame.insert(0, "reference", reference_name)
+        return cls.from_frame(frame, statistics=statistics, ax=ax, **kwargs)
