@@ -31,15 +31,21 @@ from skprivacy import (
     ROCHTAuditor,
     pressure_ladder,
 )
-from skprivacy.auditors import mmd_bandwidth_sweep
+from skprivacy.auditors import (
+    mmd_bandwidth_sweep,
+    residual_gaussianity,
+    split_half_controls,
+)
 from skprivacy.datasets import make_identity_embeddings, make_membership_embeddings
 from skprivacy.plotting import (
     BandwidthSweepDisplay,
     EpsilonDistributionDisplay,
     MembershipDistributionDisplay,
     PairROCDisplay,
+    PermutationPValueDisplay,
     PressureStagesDisplay,
     PrivacyUtilityDisplay,
+    ResidualQQDisplay,
 )
 from skprivacy.sanitize import plot_privacy_utility
 
@@ -452,6 +458,47 @@ def test_membership_axes_handling():
         MembershipDistributionDisplay.from_frame(frame, ax=[axes[0]])
 
 
+# ------------------------------------------------- calibration diagnostics
+def test_permutation_pvalue_display(data):
+    X, ids = data
+    auditor = MMDTVAuditor(n_pairs=None, n_permutations=99).fit(X, ids)
+    controls = split_half_controls(auditor, X, ids)
+    display = PermutationPValueDisplay.from_estimator(auditor, controls=controls)
+    edges = np.linspace(0, 1, 21)
+    counts = [patch.get_height() for patch in display.bars_["identity pairs"]]
+    assert_allclose(counts, np.histogram(auditor.results_["p_value"], edges)[0])
+    label = "split-half controls (same identity)"
+    counts = [patch.get_height() for patch in display.bars_[label]]
+    assert_allclose(counts, np.histogram(controls.results["p_value"], edges)[0])
+    assert display.level_line_.get_xdata()[0] == 0.05
+    assert display.ax_.get_xlabel() == "permutation p-value (m = 99)"
+    with pytest.raises(ValueError, match="no permutation test"):
+        PermutationPValueDisplay.from_estimator(MMDTVAuditor().fit(X, ids))
+    with pytest.raises(TypeError, match="p_value column"):
+        PermutationPValueDisplay.from_estimator(GaussMechAuditor().fit(X, ids))
+    with pytest.raises(ValueError, match="non-empty dict"):
+        PermutationPValueDisplay.from_pvalues([0.5])
+
+
+def test_residual_qq_display(data):
+    X, ids = data
+    diag = residual_gaussianity(X, ids)
+    display = ResidualQQDisplay.from_diagnostic(diag)
+    p = diag.results.set_index("dimension")["p_value"]
+    ranked = p.sort_values(kind="stable").index.tolist()
+    assert list(display.lines_) == [ranked[0], ranked[len(ranked) // 2], ranked[-1]]
+    for dim, line in display.lines_.items():
+        assert_allclose(line.get_xdata(), diag.qq["theoretical"])
+        assert_allclose(line.get_ydata(), diag.qq[dim])
+    assert display.axes_[0].get_title() == f"dim {ranked[0]}: p={p[ranked[0]]:.1e}"
+    assert display.figure_._suptitle is not None
+    fig, ax = plt.subplots()
+    one = ResidualQQDisplay.from_data(X, ids, dimensions=[2], ax=ax)
+    assert list(one.axes_) == [ax] and fig._suptitle is None
+    with pytest.raises(ValueError, match="No Q-Q data"):
+        ResidualQQDisplay.from_diagnostic(diag, dimensions=[99])
+
+
 # --------------------------------------------------------------- all displays
 def test_displays_draw_on_a_bare_figure_and_replot(data, tradeoff_table):
     # The report renders on pyplot-free Figures; plot() redraws on new axes.
@@ -468,6 +515,8 @@ def test_displays_draw_on_a_bare_figure_and_replot(data, tradeoff_table):
         lambda ax: MembershipDistributionDisplay.from_frame(
             _long_frame(), statistics=["pair_cos"], ax=ax
         ),
+        lambda ax: PermutationPValueDisplay.from_pvalues({"a": [0.1, 0.7]}, ax=ax),
+        lambda ax: ResidualQQDisplay.from_data(X, ids, dimensions=[0], ax=ax),
     ]
     for build in builders:
         ax = Figure().subplots()

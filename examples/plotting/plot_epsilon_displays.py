@@ -1,5 +1,5 @@
 """
-Displays for the ε auditors: distributions, a pair's ROC, the bandwidth sweep
+Displays for the ε auditors: distributions, ROC, bandwidth sweep, calibration
 =============================================================================
 
 Every figure of an ε audit is a Display object of :mod:`skprivacy.plotting`,
@@ -17,11 +17,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from skprivacy import GaussMechAuditor, MMDTVAuditor, ROCHTAuditor, ROCHTCertifier
+from skprivacy.auditors import split_half_controls
 from skprivacy.datasets import load_yale_faces
 from skprivacy.plotting import (
     BandwidthSweepDisplay,
     EpsilonDistributionDisplay,
     PairROCDisplay,
+    PermutationPValueDisplay,
+    ResidualQQDisplay,
 )
 
 yale = load_yale_faces(encoder="hog_pca128")
@@ -86,4 +89,16 @@ print(f"ROC-HT estimate at delta=0.02: {display.epsilon:.3f}")
 # the ceiling 2 artanh(√2/2) that no RBF kernel can exceed.
 display = BandwidthSweepDisplay.from_data(X, ids, n_pairs=40)
 display.ax_.set_ylim(0, 2)
+
+# %%
+# Calibration checks
+# ------------------
+# Permutation p-values of the identity pairs against same-identity split-half
+# controls (a valid test rejects about 5% of the controls), and normal Q-Q
+# plots of the pooled within-identity residuals for the least, a median and
+# the most Gaussian dimension (GaussMech assumes Gaussian residuals).
+mmd = MMDTVAuditor(n_pairs=40, n_permutations=999).fit(X, ids)
+controls = split_half_controls(mmd, X, ids)
+display = PermutationPValueDisplay.from_estimator(mmd, controls=controls)
+display = ResidualQQDisplay.from_data(X, ids)
 plt.show()

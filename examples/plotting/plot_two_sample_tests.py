@@ -20,6 +20,7 @@ from sklearn.preprocessing import normalize
 
 from skprivacy import MMDTVAuditor
 from skprivacy.datasets import load_yale_faces
+from skprivacy.plotting import PermutationPValueDisplay
 from skprivacy.stats import gauss_mech_epsilon, kde_lr_epsilon, mmd_test
 
 yale = load_yale_faces(encoder="hog_pca128")
@@ -81,12 +82,9 @@ for a, b in zip(people[:-1], people[1:]):
 print(f"null rejections at 0.05: {np.mean(np.array(null_p) <= 0.05):.3f}")
 print(f"identity pairs rejected: {np.mean(np.array(pair_p) <= 0.05):.3f}")
 
-fig, ax = plt.subplots(figsize=(5.6, 3.4), layout="constrained")
-bins = np.linspace(0, 1, 21)
-ax.hist(null_p, bins=bins, alpha=0.7, label="split halves of one person")
-ax.hist(pair_p, bins=bins, alpha=0.7, label="two different people")
-ax.axvline(0.05, c="k", ls=":", lw=1)
-ax.set_xlabel("mmd_test p-value (m = 199)")
-ax.set_ylabel("count")
-ax.legend(fontsize=8)
+display = PermutationPValueDisplay.from_pvalues(
+    {"split halves of one person": null_p, "two different people": pair_p},
+    n_permutations=199,
+    title="mmd_test p-values",
+)
 plt.show()

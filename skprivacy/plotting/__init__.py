@@ -8,6 +8,10 @@ itself with matplotlib, and keeps its artists as fitted-style attributes
 (``ax_``, ``figure_``, ``line_``, ...); :meth:`plot` redraws it on other axes.
 """
 
+from skprivacy.plotting._diagnostics import (
+    PermutationPValueDisplay,
+    ResidualQQDisplay,
+)
 from skprivacy.plotting._epsilon import EpsilonDistributionDisplay
 from skprivacy.plotting._membership import MembershipDistributionDisplay
 from skprivacy.plotting._pressure import PressureStagesDisplay
@@ -20,6 +24,8 @@ __all__ = [
     "EpsilonDistributionDisplay",
     "MembershipDistributionDisplay",
     "PairROCDisplay",
+    "PermutationPValueDisplay",
     "PressureStagesDisplay",
     "PrivacyUtilityDisplay",
+    "ResidualQQDisplay",
 ]

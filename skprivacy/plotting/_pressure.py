@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.plotting._base import get_axes
-from skprivacy.pressure._pressure import RenyiPressure
+from skprivacy.pressure import RenyiPressure
 from skprivacy.utils._sklearn import check_is_fitted
 
 __all__ = ["PressureStagesDisplay"]
@@ -137,7 +137,10 @@ class PressureStagesDisplay:
         self.ceiling_line_ = None
         if self.ceiling is not None:
             self.ceiling_line_ = ax.axhline(
-                self.ceiling, ls=":", color="k", label="ceiling"
+                self.ceiling,
+                ls=":",
+                color="k",
+                label="ceiling log N" if self.measure.startswith("vrpi") else "ceiling",
             )
         handles, labels = ax.get_legend_handles_labels()
         if self.single_markers_:

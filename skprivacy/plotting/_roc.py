@@ -5,7 +5,7 @@
 import numpy as np
 from sklearn.metrics import auc
 
-from skprivacy.auditors._roc import ROCHTAuditor, kov_epsilon, roc_operating_points
+from skprivacy.auditors import ROCHTAuditor, kov_epsilon, roc_operating_points
 from skprivacy.plotting._base import get_axes
 from skprivacy.utils._sklearn import check_is_fitted
 
@@ -109,7 +109,8 @@ class PairROCDisplay:
         title : str, default=None
             Axes title; None names the pair and the AUC.
         **kwargs : dict
-            Passed to ``ax.plot`` for the curve.
+            Passed to ``ax.plot`` for the curve (default label "ROC";
+            ``from_estimator`` uses "out-of-fold ROC").
 
         Returns
         -------
@@ -119,7 +120,7 @@ class PairROCDisplay:
         self.figure_, self.ax_ = get_axes(ax, figsize=(4.4, 4.2))
         ax = self.ax_
         kwargs.setdefault("drawstyle", "steps-post")
-        kwargs.setdefault("label", "out-of-fold ROC")
+        kwargs.setdefault("label", "ROC")
         (self.line_,) = ax.plot(self.fpr, self.tpr, **kwargs)
         (self.chance_level_,) = ax.plot(
             [0, 1], [0, 1], ls=":", c="grey", label="chance"
@@ -251,6 +252,7 @@ class PairROCDisplay:
         # The audit's orientation: id_a (label 0) is the identity listed first.
         ids = estimator.identities_
         first, second = sorted(pair, key=lambda label: np.flatnonzero(ids == label)[0])
+        kwargs.setdefault("label", "out-of-fold ROC")
         return cls.from_predictions(
             y_true,
             y_score,

@@ -4,7 +4,11 @@
 
 import numpy as np
 
-from skprivacy.auditors._mmd import MMD_TV_CEILING, mmd_bandwidth_sweep
+from skprivacy.auditors import mmd_bandwidth_sweep
+
+# INTEGRATE: area B -- import the MMD-TV ceiling from its one home in
+# skprivacy.utils once the constants are consolidated.
+from skprivacy.auditors._mmd import MMD_TV_CEILING
 from skprivacy.plotting._base import get_axes
 
 __all__ = ["BandwidthSweepDisplay"]
