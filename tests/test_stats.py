@@ -5,6 +5,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 from scipy.stats import binom
@@ -200,6 +201,18 @@ def test_one_dimensional_samples_are_one_feature():
     assert (
         kde_lr_epsilon(x, y).epsilon == kde_lr_epsilon(x[:, None], y[:, None]).epsilon
     )
+
+
+def test_tiny_samples_and_text_columns():
+    # 2 + 2 rows: the observed split and its mirror image are 2 of the 6
+    # splits, so even perfectly separated samples give p near 1/3.
+    result = mmd_test([[0, 1], [1, 0]], [[5, 5], [6, 6]], n_permutations=999)
+    assert 0.28 < result.pvalue < 0.39
+    frame = pd.DataFrame({"path": ["a.jpg", "b.jpg"], "e0": [0.1, 0.2]})
+    with pytest.raises(
+        ValueError, match="Y: Embedding columns must be numeric.*'path'"
+    ):
+        mmd_test(frame[["e0"]], frame)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,18 @@
 
 import numpy as np
 
-__all__ = ["draw_distributions", "get_axes", "get_axes_grid"]
+from skprivacy.utils._sklearn import check_is_fitted
+
+__all__ = ["check_fitted", "draw_distributions", "get_axes", "get_axes_grid"]
+
+
+def check_fitted(estimator, cls, caller):
+    """Raise unless ``estimator`` is a fitted instance of ``cls``."""
+    if not isinstance(estimator, cls):
+        raise TypeError(
+            f"{caller} needs a fitted {cls.__name__}; got {type(estimator).__name__}."
+        )
+    check_is_fitted(estimator)
 
 
 def get_axes(ax, figsize=None):

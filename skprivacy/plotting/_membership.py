@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.membership import MembershipGeometry, membership_auc
-from skprivacy.plotting._base import draw_distributions, get_axes_grid
-from skprivacy.utils._sklearn import check_is_fitted
+from skprivacy.plotting._base import check_fitted, draw_distributions, get_axes_grid
 
 __all__ = ["MembershipDistributionDisplay"]
 
@@ -262,12 +261,11 @@ class MembershipDistributionDisplay:
         display : MembershipDistributionDisplay
             The plotted display.
         """
-        if not isinstance(estimator, MembershipGeometry):
-            raise TypeError(
-                "MembershipDistributionDisplay.from_estimator needs a fitted "
-                f"MembershipGeometry; got {type(estimator).__name__}."
-            )
-        check_is_fitted(estimator)
+        check_fitted(
+            estimator,
+            MembershipGeometry,
+            "MembershipDistributionDisplay.from_estimator",
+        )
         table = estimator.statistics_
         if table["member"].isna().all():
             raise ValueError(

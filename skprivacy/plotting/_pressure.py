@@ -5,9 +5,8 @@
 import numpy as np
 import pandas as pd
 
-from skprivacy.plotting._base import get_axes
+from skprivacy.plotting._base import check_fitted, get_axes
 from skprivacy.pressure import RenyiPressure
-from skprivacy.utils._sklearn import check_is_fitted
 
 __all__ = ["PressureStagesDisplay"]
 
@@ -248,12 +247,7 @@ class PressureStagesDisplay:
         display : PressureStagesDisplay
             The plotted display.
         """
-        if not isinstance(estimator, RenyiPressure):
-            raise TypeError(
-                "PressureStagesDisplay.from_estimator needs a fitted RenyiPressure; "
-                f"got {type(estimator).__name__}."
-            )
-        check_is_fitted(estimator)
+        check_fitted(estimator, RenyiPressure, "PressureStagesDisplay.from_estimator")
         return cls.from_results(
             estimator.results_, measure=measure, alpha=alpha, ax=ax, **kwargs
         )

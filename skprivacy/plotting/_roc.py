@@ -6,8 +6,7 @@ import numpy as np
 from sklearn.metrics import auc
 
 from skprivacy.auditors import ROCHTAuditor, kov_epsilon, roc_operating_points
-from skprivacy.plotting._base import get_axes
-from skprivacy.utils._sklearn import check_is_fitted
+from skprivacy.plotting._base import check_fitted, get_axes
 
 __all__ = ["PairROCDisplay"]
 
@@ -236,12 +235,7 @@ class PairROCDisplay:
         >>> bool(display.epsilon == best.epsilon), display.pair == (best.id_a, best.id_b)
         (True, True)
         """
-        if not isinstance(estimator, ROCHTAuditor):
-            raise TypeError(
-                "PairROCDisplay.from_estimator needs a fitted ROCHTAuditor; got "
-                f"{type(estimator).__name__}."
-            )
-        check_is_fitted(estimator)
+        check_fitted(estimator, ROCHTAuditor, "PairROCDisplay.from_estimator")
         results = estimator.results_
         if pair is None:
             row = results.sort_values(

@@ -20,7 +20,7 @@ from skprivacy.auditors._base import PairAuditContext
 from skprivacy.auditors._gauss import GaussMechAuditor
 from skprivacy.auditors._kde import KDELRAuditor
 from skprivacy.auditors._mmd import MMDTVAuditor, permutation_test
-from skprivacy.utils import IdentityData
+from skprivacy.utils import IdentityData, check_no_text_columns
 
 # INTEGRATE: area B -- re-point to the one random_state -> Generator helper of
 # skprivacy.utils once it exists (today it lives privately in utils/_pairs.py).
@@ -41,6 +41,10 @@ def _check_samples(X, Y):
     """Two float64 samples with the same number of features, at least 2 rows each."""
     out = []
     for name, S in (("X", X), ("Y", Y)):
+        try:
+            check_no_text_columns(S)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
         if np.ndim(S) == 1:
             S = np.reshape(np.asarray(S), (-1, 1))
         out.append(
@@ -192,7 +196,11 @@ def mmd_test(X, Y, *, bandwidth=None, n_permutations=9999, bound="tv", random_st
     :math:`b` the number of relabellings whose statistic is at least the
     observed one (ties, including relabellings that reproduce the observed
     split, count; a relative tolerance of 1e-12 absorbs rounding), so it is
-    never 0 and the test is exact.
+    never 0 and the test is exact. With few rows the number of distinct
+    splits, :math:`\binom{n_x + n_y}{n_x}`, limits how small a p-value can
+    be (2 + 2 rows: 6 splits, and the observed one and its mirror image give
+    the same statistic, so about a third of the relabellings match it and the
+    p-value is about 1/3 or more).
 
     *The relabelling stream.* With ``rng`` the generator of
     ``random_state`` (``numpy.random.default_rng(random_state)`` for an int
