@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from numpy.testing import assert_array_equal
+from scipy.stats import chi2
 
 from skprivacy.utils import identity_pairs, n_identity_pairs, pair_rank, pair_unrank
 
@@ -72,28 +73,60 @@ def test_generator_and_randomstate_seeds():
     assert c.shape == (45, 2)
 
 
-def test_bucketed_shuffle_is_uniform(monkeypatch):
-    # Force the large-n path on 4 elements: every element must be equally likely
-    # at every position (chi-square over the 4 x 4 position counts).
-    from scipy.stats import chi2
+@given(st.integers(2, 70), st.integers(0, 2**32))
+def test_every_pair_exactly_once_for_any_size_and_seed(n, seed):
+    pairs = identity_pairs(n, random_state=seed)
+    assert np.all(pairs[:, 0] < pairs[:, 1])
+    assert_array_equal(np.sort(pair_rank(pairs, n)), np.arange(n_identity_pairs(n)))
 
-    import skprivacy.utils._pairs as pairs_module
 
-    monkeypatch.setattr(pairs_module, "_LARGE", 1)
-    counts = np.zeros((4, 4))
-    draws = 1500
+def test_every_pair_equally_likely_at_every_position():
+    # Over seeds, position t holds each of the 10 pairs of 5 identities with
+    # probability 1/10: chi-square over the 10 x 10 (position, pair) counts.
+    # The positions of one draw are dependent, so the statistic has
+    # (10 - 1)^2 degrees of freedom.
+    n, draws = 5, 3000
+    counts = np.zeros((10, 10))
+    joint = np.zeros((10, 10))
     for seed in range(draws):
-        order = pairs_module._random_permutation(4, np.random.default_rng(seed))
-        assert sorted(order.tolist()) == [0, 1, 2, 3]
-        counts[np.arange(4), order] += 1
-    expected = draws / 4
+        ranks = pair_rank(identity_pairs(n, random_state=seed), n)
+        counts[np.arange(10), ranks] += 1
+        joint[ranks[0], ranks[1]] += 1
+    expected = draws / 10
     statistic = ((counts - expected) ** 2 / expected).sum()
-    # Positions are dependent within a draw: (4-1)^2 = 9 degrees of freedom.
-    assert statistic < chi2.ppf(0.999, 9)
+    assert statistic < chi2.ppf(0.999, 81)
+    # The first two positions jointly: each of the 90 ordered pairs of
+    # distinct pairs equally likely (89 degrees of freedom).
+    off = ~np.eye(10, dtype=bool)
+    expected = draws / 90
+    statistic = ((joint[off] - expected) ** 2 / expected).sum()
+    assert statistic < chi2.ppf(0.999, 89)
+
+
+def test_prefix_of_a_large_ordering_is_spread_uniformly():
+    # The first 20,000 positions of 3,000 identities (4.5 million pairs):
+    # their lexicographic ranks are uniform on [0, C(n, 2)) (chi-square over
+    # 40 equal bins) and the identities appear about equally often.
+    n, m = 3000, 20_000
+    ranks = pair_rank(identity_pairs(n, m, random_state=11), n)
+    assert len(np.unique(ranks)) == m
+    bins = np.bincount(ranks * 40 // n_identity_pairs(n), minlength=40)
+    statistic = ((bins - m / 40) ** 2 / (m / 40)).sum()
+    assert statistic < chi2.ppf(0.999, 39)
+
+
+def test_many_identities_few_pairs():
+    # Time and memory follow n_pairs, not C(n, 2) (about 5e9 pairs here).
+    n = 100_000
+    pairs = identity_pairs(n, 500, random_state=0)
+    assert pairs.shape == (500, 2)
+    assert np.all((0 <= pairs[:, 0]) & (pairs[:, 0] < pairs[:, 1]) & (pairs[:, 1] < n))
+    assert len(np.unique(pair_rank(pairs, n))) == 500
+    assert_array_equal(identity_pairs(n, 20, random_state=0), pairs[:20])
 
 
 def test_large_orderings_are_permutations():
-    n = 1500  # 1,124,250 pairs: above the bucketed-shuffle threshold
+    n = 1500  # 1,124,250 pairs: several chunks of the permutation
     pairs = identity_pairs(n, random_state=7)
     ranks = pair_rank(pairs, n)
     assert_array_equal(np.sort(ranks), np.arange(n_identity_pairs(n)))
