@@ -17,9 +17,9 @@ Run: ``python benchmarks/bench_pairs.py [--identities 5000] [--repeats 5]``
 """
 
 import argparse
-import os
 import functools
 import itertools
+import os
 import random
 import time
 import tracemalloc
