@@ -13,9 +13,19 @@ from sklearn.base import BaseEstimator
 
 from skprivacy.exceptions import DroppedRowsWarning, ExcludedIdentitiesWarning
 from skprivacy.utils import (
+    MMD_TV_CEILING,
+    blas_threads,
     check_embeddings,
+    check_generator,
+    check_identity_labels,
+    check_scores,
     encode_identities,
+    group_by_identity,
+    identity_sums,
     l2_normalize,
+    limit_blas_threads,
+    row_norms,
+    seed_from,
     validate_identity_data,
 )
 
@@ -84,7 +94,7 @@ def test_validate_identity_data_reports_drops_and_small_identities():
 @pytest.mark.parametrize(
     "X, y, match",
     [
-        (np.ones((4, 3)), np.arange(3), "inconsistent numbers of samples"),
+        (np.ones((4, 3)), np.arange(3), "y has 3 label.* but X has 4 row"),
         (np.eye(4) + 0.1, np.zeros(4), "at least 2 identities"),
         (np.eye(4) + 0.1, [0, 1, 2, 3], "got 0 identity"),
         (np.arange(4.0), [0, 0, 1, 1], "Expected 2D array"),
@@ -118,10 +128,13 @@ def test_dataframe_feature_names_are_recorded():
     assert probe.n_features_in_ == 4
 
 
-def test_identity_labels_of_any_hashable_type():
-    identities, codes = encode_identities(np.array([3, "a", 3, "a", 2.5], dtype=object))
-    assert len(identities) == 3
-    assert identities[codes].tolist() == [3, "a", 3, "a", 2.5]
+def test_identity_labels_of_one_kind():
+    identities, codes = encode_identities(np.array([3, 1.5, 3, True], dtype=object))
+    assert identities[codes].tolist() == [3, 1.5, 3, True]
+    # Mixed numbers and strings: one documented rule, a clear error (1 and "1"
+    # would otherwise silently become one identity, or crash a sort).
+    with pytest.raises(ValueError, match=r"y mixes label types \(number, str"):
+        encode_identities(np.array([3, "a", 3, "a", 2.5], dtype=object))
     identities, codes = encode_identities(["z", "y", "z"])
     assert identities.tolist() == ["y", "z"]
     assert_array_equal(codes, [1, 0, 1])
@@ -170,3 +183,164 @@ def test_clean_input_is_not_modified():
     Z, _, _ = check_embeddings(X)
     assert_allclose(X, [[3.0, 4.0], [0.0, 2.0]])
     assert_allclose(Z, [[0.6, 0.8], [0.0, 1.0]])
+
+
+# ---------------------------------------------------------------- labels
+@pytest.mark.parametrize(
+    "y, rows",
+    [
+        (np.array([None, "a", "a", "b"], dtype=object), "0"),
+        (np.array([0.0, np.nan, 1.0, np.nan]), "1, 3"),
+        (pd.array(["a", "b", pd.NA, "b"], dtype="string"), "2"),
+        (pd.array([1, 2, None, 2], dtype="Int64"), "2"),
+        (pd.Series(["a", None, "b", "b"]), "1"),
+        (pd.Categorical(["a", "b", None, "a"]), "2"),
+    ],
+)
+def test_missing_labels_raise_naming_the_rows(y, rows):
+    with pytest.raises(ValueError, match=rf"y has \d missing label.* row\(s\) {rows};"):
+        check_identity_labels(y)
+    with pytest.raises(ValueError, match=rf"row\(s\) {rows};"):
+        encode_identities(y)
+    with pytest.raises(ValueError, match=rf"y has \d missing label.* row\(s\) {rows};"):
+        validate_identity_data(_Probe(), np.eye(4) + 1, y)
+
+
+def test_encode_identities_round_trip_or_error():
+    # The reported case: a None label used to get code -1.
+    with pytest.raises(ValueError, match="missing label"):
+        encode_identities([None, "a", "a"])
+    y = pd.array(["b", "a", "b"], dtype="string")
+    identities, codes = encode_identities(y)
+    assert identities[codes].tolist() == ["b", "a", "b"]
+
+
+def test_labels_shape_length_and_infinity():
+    with pytest.raises(ValueError, match="y has 2 label.* X has 3 row"):
+        check_identity_labels([0, 1], n_samples=3)
+    with pytest.raises(ValueError, match=r"y must be 1-D .* shape \(2, 2\)"):
+        check_identity_labels(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"ids is None"):
+        check_identity_labels(None, name="ids")
+    with pytest.raises(ValueError, match=r"infinite label.* row\(s\) 1"):
+        check_identity_labels([0.0, np.inf])
+    from sklearn.exceptions import DataConversionWarning
+
+    with pytest.warns(DataConversionWarning):
+        assert check_identity_labels(np.array([[1], [2]])).tolist() == [1, 2]
+
+
+# ---------------------------------------------------------------- scores
+def test_check_scores():
+    assert_array_equal(check_scores([1, 2]), [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"s has 1 non-finite.* row\(s\) 1"):
+        check_scores([0.1, np.nan], name="s")
+    with pytest.raises(ValueError, match="s has 2 value.* but 3 were expected"):
+        check_scores([0.1, 0.2], name="s", n_samples=3)
+    with pytest.raises(TypeError, match="s must be numeric"):
+        check_scores(["a"], name="s")
+    with pytest.raises(ValueError, match="s is empty"):
+        check_scores([], name="s")
+
+
+# ---------------------------------------------------------------- norms
+@pytest.mark.parametrize("scale", [1e-200, 1e-160, 1.0, 1e160, 1e200, 1e300])
+def test_row_norms_and_normalisation_do_not_overflow(scale):
+    X = np.array([[3.0, 4.0], [1.0, 0.0], [-2.0, 0.0]]) * scale
+    assert_allclose(row_norms(X), np.array([5.0, 1.0, 2.0]) * scale, rtol=1e-14)
+    assert_allclose(l2_normalize(X), [[0.6, 0.8], [1.0, 0.0], [-1.0, 0.0]])
+    if scale > 1e-6:
+        Z, kept, _ = check_embeddings(X)
+        assert kept.all()
+        assert_allclose(Z, [[0.6, 0.8], [1.0, 0.0], [-1.0, 0.0]])
+
+
+def test_row_norms_non_finite():
+    norms = row_norms(np.array([[np.nan, 1e200], [np.inf, 1.0], [0.0, 0.0]]))
+    assert np.isnan(norms[0]) and norms[1] == np.inf and norms[2] == 0.0
+
+
+def test_float32_rows_beyond_float32_range_of_squares():
+    X = np.array([[3e30, 4e30]], dtype=np.float32)
+    Z, _, _ = check_embeddings(X)
+    assert Z.dtype == np.float32
+    assert_allclose(Z, [[0.6, 0.8]], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "X, exc, match",
+    [
+        (np.ones(3), ValueError, "X must be 2-D"),
+        (np.array([["a", "b"]]), TypeError, "X must be a numeric matrix"),
+        (np.empty((0, 3)), ValueError, "at least one row"),
+        (pd.DataFrame({"a": [1.0], "b": ["x"]}), ValueError, "non-numeric column"),
+    ],
+)
+def test_check_embeddings_rejects_bad_shapes(X, exc, match):
+    with pytest.raises(exc, match=match):
+        check_embeddings(X)
+
+
+# ---------------------------------------------------------------- identity sums
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 6), st.integers(1, 4), st.integers(0, 99))
+def test_identity_sums_and_grouping_match_loops(n, k, d, seed):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, k, size=n)
+    X = rng.normal(size=(n, d))
+    sums = identity_sums(X, codes, k)
+    order, starts, counts = group_by_identity(codes, k)
+    for i in range(k):
+        rows = [r for r in range(n) if codes[r] == i]
+        assert_allclose(sums[i], X[rows].sum(axis=0) if rows else 0.0, atol=1e-12)
+        assert order[starts[i] : starts[i + 1]].tolist() == rows
+        assert counts[i] == len(rows)
+    assert_allclose(identity_sums(X[:, 0], codes, k), sums[:, 0], atol=1e-12)
+
+
+def test_identity_sums_bad_codes():
+    with pytest.raises(ValueError, match=r"codes must lie in \[0, n_identities=2\)"):
+        identity_sums(np.ones((2, 1)), [0, 2], 2)
+    with pytest.raises(ValueError, match="X has 2 row.* codes has 3"):
+        identity_sums(np.ones((2, 1)), [0, 1, 1])
+
+
+# ---------------------------------------------------------------- seeding, threads
+def test_check_generator():
+    assert check_generator(3).random() == np.random.default_rng(3).random()
+    g = np.random.default_rng(1)
+    assert check_generator(g) is g
+    a = check_generator(np.random.RandomState(5)).random()
+    assert a == check_generator(np.random.RandomState(5)).random()
+    np.random.seed(4)
+    b = check_generator(None).random()
+    np.random.seed(4)
+    assert check_generator(None).random() == b
+    assert seed_from(11) == 11
+    with pytest.raises(ValueError, match="random_state must be a non-negative"):
+        check_generator(-1)
+
+
+def test_blas_limiter_is_usable_and_estimators_stay_picklable():
+    import pickle
+
+    from threadpoolctl import threadpool_info
+
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    with limit_blas_threads():
+        inside = [
+            i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"
+        ]
+        assert all(n == 1 for n in inside)
+    after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    assert after == before
+    assert blas_threads() >= 1
+    # The limiter holds no state on the caller: the function pickles by reference.
+    assert pickle.loads(pickle.dumps(limit_blas_threads)) is limit_blas_threads
+
+
+def test_one_home_for_constants():
+    import skprivacy.auditors._mmd as mmd
+
+    assert MMD_TV_CEILING == pytest.approx(2 * np.arctanh(np.sqrt(2) / 2))
+    assert mmd.MMD_TV_CEILING is MMD_TV_CEILING

@@ -9,12 +9,10 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from skprivacy.auditors._base import BasePairAuditor, grouped_rows
+from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
-
-#: Upper end of eps_MMD-TV for any kernel with 0 <= k <= 1: 2 artanh(sqrt(2)/2).
-MMD_TV_CEILING = float(2.0 * np.arctanh(np.sqrt(2.0) / 2.0))
 
 # Bandwidths a certified audit may use when the bandwidth is data-driven: the
 # median heuristic is snapped to this grid and the Bonferroni correction pays

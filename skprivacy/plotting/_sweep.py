@@ -5,11 +5,8 @@
 import numpy as np
 
 from skprivacy.auditors import mmd_bandwidth_sweep
-
-# INTEGRATE: area B -- import the MMD-TV ceiling from its one home in
-# skprivacy.utils once the constants are consolidated.
-from skprivacy.auditors._mmd import MMD_TV_CEILING
 from skprivacy.plotting._base import get_axes
+from skprivacy.utils._constants import MMD_TV_CEILING
 
 __all__ = ["BandwidthSweepDisplay"]
 

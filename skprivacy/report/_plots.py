@@ -7,6 +7,8 @@ import io
 
 import numpy as np
 
+from skprivacy.utils._constants import MMD_TV_CEILING
+
 __all__ = ["figures"]
 
 
@@ -105,7 +107,7 @@ def _sweep(extra):
     ax = fig.subplots()
     ax.plot(sweep["bandwidth_scale"], sweep["max_epsilon"], "o-", label="max")
     ax.plot(sweep["bandwidth_scale"], sweep["median_epsilon"], "s--", label="median")
-    ax.axhline(2 * np.arctanh(np.sqrt(2) / 2), c="grey", ls=":", label="RBF ceiling")
+    ax.axhline(MMD_TV_CEILING, c="grey", ls=":", label="RBF ceiling")
     ax.set_xlabel("bandwidth scale (x median heuristic)")
     ax.set_ylabel("MMD-TV epsilon")
     ax.set_title("MMD bandwidth sweep")

@@ -2,32 +2,48 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared utilities: the input layer and the identity-pair protocol."""
 
+from skprivacy.utils._constants import MIN_NORM, MMD_TV_CEILING
+from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._pairs import (
     identity_pairs,
     n_identity_pairs,
     pair_rank,
     pair_unrank,
 )
+from skprivacy.utils._random import check_generator, seed_from
+from skprivacy.utils._threads import blas_threads, limit_blas_threads
 from skprivacy.utils._validation import (
-    MIN_NORM,
     IdentityData,
     check_embeddings,
+    check_identity_labels,
     check_no_text_columns,
+    check_scores,
     encode_identities,
     l2_normalize,
+    row_norms,
     validate_identity_data,
 )
 
 __all__ = [
     "MIN_NORM",
+    "MMD_TV_CEILING",
     "IdentityData",
+    "blas_threads",
     "check_embeddings",
+    "check_generator",
+    "check_identity_labels",
     "check_no_text_columns",
+    "check_scores",
     "encode_identities",
+    "group_by_identity",
     "identity_pairs",
+    "identity_sums",
     "l2_normalize",
+    "limit_blas_threads",
     "n_identity_pairs",
     "pair_rank",
     "pair_unrank",
+    "row_norms",
+    "seed_from",
     "validate_identity_data",
 ]

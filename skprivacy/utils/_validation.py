@@ -7,27 +7,295 @@ identity labels) or :func:`check_embeddings` (without), so that the rules of
 DESIGN.md "Shared preprocessing" live in exactly one place.
 """
 
+import numbers
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import DataConversionWarning
 
 from skprivacy.exceptions import DroppedRowsWarning, ExcludedIdentitiesWarning
+from skprivacy.utils._constants import MIN_NORM
 from skprivacy.utils._sklearn import validate_data
 
 __all__ = [
     "MIN_NORM",
     "IdentityData",
     "check_embeddings",
+    "check_identity_labels",
     "check_no_text_columns",
+    "check_scores",
     "encode_identities",
     "l2_normalize",
+    "row_norms",
     "validate_identity_data",
 ]
 
-#: Rows whose L2 norm is at or below this value carry no direction and are dropped.
-MIN_NORM = 1e-6
+
+def _show_rows(rows, limit=10):
+    """Format row indices for an error message: the first ``limit`` and a count."""
+    rows = np.asarray(rows).ravel()
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    more = f" (and {rows.size - limit} more)" if rows.size > limit else ""
+    return f"{shown}{more}"
+
+
+def _label_kind(value):
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return "str"
+    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+        return "number"
+    return type(value).__name__
+
+
+def check_identity_labels(y, *, name="y", n_samples=None):
+    """Validate identity labels and return them as a 1-D numpy array.
+
+    The one rule for labels in skprivacy: every row has a label (no None, NaN,
+    ``pd.NA`` or infinity), and all labels are of one kind, either all numbers
+    (int, float, bool) or all strings. Mixed kinds (``[1, "a"]``) are refused
+    rather than compared as strings, because ``1`` and ``"1"`` would silently
+    become one identity; convert them first, e.g. with ``y.astype(str)``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, 1)
+        Identity labels: list, ndarray, pandas Series, Categorical or extension
+        array (e.g. ``string`` or ``Int64``). A column vector is flattened with
+        a :class:`~sklearn.exceptions.DataConversionWarning`, as in
+        scikit-learn.
+    name : str, default="y"
+        Name of the argument, used in error messages.
+    n_samples : int, default=None
+        If given, the required number of labels (the rows of ``X``).
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        The labels (object dtype for strings and pandas extension arrays).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is None, not 1-D, of the wrong length, has missing or
+        infinite labels (the message lists the rows), or mixes label kinds.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_identity_labels
+    >>> check_identity_labels(["a", "b", "a"])
+    array(['a', 'b', 'a'], dtype='<U1')
+    >>> check_identity_labels(["a", None, "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: y has 1 missing label(s) (None, NaN or NA) at row(s) 1...
+    """
+    if y is None:
+        raise ValueError(
+            f"{name} is None: {name} must hold the identity label of each row."
+        )
+    if isinstance(y, (pd.Series, pd.Index)) or pd.api.types.is_extension_array_dtype(
+        getattr(y, "dtype", None)
+    ):
+        series = pd.Series(y)
+        # Missing values of extension arrays (pd.NA) are found here, before
+        # numpy conversion turns them into objects no comparison can handle.
+        na = series.isna().to_numpy()
+        y = series.to_numpy(dtype=object) if na.any() else series.to_numpy()
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise ValueError(
+                f"{name} must be 1-D (one identity label per row); got a DataFrame "
+                f"with {y.shape[1]} columns."
+            )
+        y = y.iloc[:, 0].to_numpy(dtype=object)
+    if np.isscalar(y):
+        raise ValueError(
+            f"{name} must be an array of identity labels, one per row; got the "
+            f"scalar {y!r}."
+        )
+    try:
+        y = np.asarray(y)
+    except ValueError as exc:  # ragged nested sequences
+        raise ValueError(
+            f"{name} must be a 1-D array of identity labels: {exc}"
+        ) from None
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            f"A column-vector {name} was passed when a 1d array was expected; "
+            "it is flattened (pass it as shape (n_samples,) to avoid this).",
+            DataConversionWarning,
+            stacklevel=2,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one identity label per row); got an array of "
+            f"shape {y.shape}."
+        )
+    if n_samples is not None and y.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {y.shape[0]} label(s) but X has {n_samples} row(s); "
+            "they must have the same length."
+        )
+    if y.dtype.kind == "O":
+        missing = pd.isna(y)
+    elif y.dtype.kind in "fc":
+        missing = np.isnan(y)
+    else:
+        missing = np.zeros(y.shape[0], dtype=bool)
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise ValueError(
+            f"{name} has {rows.size} missing label(s) (None, NaN or NA) at row(s) "
+            f"{_show_rows(rows)}; every row needs an identity label. Drop those "
+            "rows first."
+        )
+    if y.dtype.kind == "O":
+        kinds = pd.api.types.infer_dtype(y, skipna=False)
+        if kinds.startswith("mixed") or kinds == "unknown-array":
+            labels = np.array([_label_kind(v) for v in y], dtype=object)
+            distinct = list(dict.fromkeys(labels.tolist()))
+            if len(distinct) > 1:
+                first = [int(np.flatnonzero(labels == k)[0]) for k in distinct]
+                raise ValueError(
+                    f"{name} mixes label types ({', '.join(distinct)}; first at "
+                    f"row(s) {', '.join(map(str, first))}). Identity labels must be "
+                    "all numbers or all strings; convert them to one type first, "
+                    f"e.g. {name}.astype(str)."
+                )
+        if kinds in ("floating", "mixed-integer-float", "decimal"):
+            missing = ~np.isfinite(y.astype(np.float64))
+    elif y.dtype.kind == "f":
+        missing = ~np.isfinite(y)
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise ValueError(
+            f"{name} has {rows.size} infinite label(s) at row(s) {_show_rows(rows)}; "
+            "identity labels must be finite."
+        )
+    return y
+
+
+def check_scores(scores, *, name="scores", n_samples=None, allow_empty=False):
+    """Validate a 1-D array of real scores: numeric, finite, of the right length.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Scores (similarities, membership scores, ...).
+    name : str, default="scores"
+        Name of the argument, used in error messages.
+    n_samples : int, default=None
+        If given, the required length.
+    allow_empty : bool, default=False
+        Whether an empty array is acceptable.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,), dtype=float64
+        The scores.
+
+    Raises
+    ------
+    ValueError
+        If the scores are not 1-D, of the wrong length, empty, or contain NaN
+        or infinity (the message lists the rows).
+    TypeError
+        If the scores are not numeric.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_scores
+    >>> check_scores([0.5, float("nan")])
+    Traceback (most recent call last):
+    ...
+    ValueError: scores has 1 non-finite value(s) (NaN or infinity) at row(s) 1...
+    """
+    if scores is None:
+        raise ValueError(f"{name} is None; pass an array of scores.")
+    arr = np.asarray(scores)
+    if arr.dtype.kind not in "biuf":
+        if arr.dtype.kind == "O":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                arr = None
+        else:
+            arr = None
+        if arr is None:
+            raise TypeError(
+                f"{name} must be numeric; got an array of dtype "
+                f"{np.asarray(scores).dtype}."
+            )
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got an array of shape {arr.shape}.")
+    if n_samples is not None and arr.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} value(s) but {n_samples} were expected "
+            "(one per row of the other arguments)."
+        )
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} is empty; at least one score is needed.")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"{name} has {rows.size} non-finite value(s) (NaN or infinity) at "
+            f"row(s) {_show_rows(rows)}; drop those rows first."
+        )
+    return arr
+
+
+def row_norms(X):
+    """Return the L2 norm of every row, without overflow or underflow.
+
+    Each row is scaled by its largest absolute entry before squaring, so rows of
+    norm 1e200 or 1e-200 get their exact norm where ``sqrt(sum(x**2))`` would
+    give ``inf`` or 0. Rows with a NaN get NaN, rows with an infinite entry
+    ``inf``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Numeric matrix.
+
+    Returns
+    -------
+    norms : ndarray of shape (n_samples,), dtype=float64
+        The row norms.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.utils import row_norms
+    >>> row_norms(np.array([[3e200, 4e200], [3.0, 4.0]]))
+    array([5.e+200, 5.e+000])
+    """
+    X = np.asarray(X)
+    # Fast path: one pass with float64 squares; only rows whose squares over-
+    # or underflow (norm outside ~[1e-150, 1e150]) are rescaled.
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
+    redo = ~np.isfinite(norms) | ((norms < 1e-150) & (norms > 0))
+    if X.dtype.kind == "f":
+        redo |= (norms == 0) & np.any(X != 0, axis=1)
+    if redo.any():
+        big = X[redo].astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            scale = np.abs(big).max(axis=1)
+            finite_scale = np.isfinite(scale) & (scale > 0)
+            safe = np.where(finite_scale, scale, 1.0)
+            scaled = np.sqrt(np.sum((big / safe[:, None]) ** 2, axis=1)) * safe
+        nan = np.isnan(big).any(axis=1)
+        scaled = np.where(finite_scale, scaled, scale)
+        scaled[nan] = np.nan
+        norms[redo] = scaled
+    return norms
 
 
 def check_no_text_columns(X):
@@ -74,7 +342,9 @@ def l2_normalize(X, *, copy=True):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Rows with norm 0 are left at 0 (callers drop them first).
+        Rows with norm 0 are left at 0 (callers drop them first). The norms are
+        computed without overflow (:func:`row_norms`), so rows of norm 1e200
+        normalise correctly.
     copy : bool, default=True
         If False, ``X`` is normalised in place when it is a float array.
 
@@ -91,8 +361,10 @@ def l2_normalize(X, *, copy=True):
     array([[0.6, 0.8]])
     """
     X = np.array(X, dtype=np.result_type(X, np.float32), copy=copy)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    np.divide(X, norms, out=X, where=norms > 0)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got an array of shape {X.shape}.")
+    norms = row_norms(X)[:, None]
+    np.divide(X, norms.astype(X.dtype), out=X, where=norms > 0)
     return X
 
 
@@ -137,19 +409,30 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
     >>> Z, kept, counts
     (array([[0.6, 0.8]]), array([ True, False, False]), {'non_finite': 1, 'low_norm': 1})
     """
+    check_no_text_columns(X)
     X = np.asarray(X)
+    if X.dtype.kind not in "biuf":
+        raise TypeError(
+            f"X must be a numeric matrix of embeddings; got an array of dtype "
+            f"{X.dtype}."
+        )
+    if X.ndim != 2:
+        raise ValueError(
+            f"X must be 2-D (n_samples, n_features); got an array of shape "
+            f"{X.shape}. Reshape a single embedding with X.reshape(1, -1)."
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(
+            f"X has shape {X.shape}: at least one row and one feature are needed."
+        )
+    if X.dtype.kind in "biu":
+        X = X.astype(np.float64)
     finite = np.isfinite(X).all(axis=1)
     # Norms of every row in one pass over X, without copying the finite rows out
-    # first (a full copy of a large X costs seconds on a busy machine); the
-    # values of non-finite rows are discarded.
-    with np.errstate(invalid="ignore", over="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-    # Guard against overflow of the squares for huge finite entries.
-    overflow = finite & ~np.isfinite(norms)
-    if overflow.any():
-        big = X[overflow].astype(np.float64)
-        scale = np.abs(big).max(axis=1)
-        norms[overflow] = scale * np.linalg.norm(big / scale[:, None], axis=1)
+    # first (a full copy of a large X costs seconds on a busy machine), and
+    # without overflow for huge entries; the values of non-finite rows are
+    # discarded.
+    norms = row_norms(X)
     norms[~finite] = 0.0
     low = finite & (norms <= min_norm)
     kept = finite & ~low
@@ -170,12 +453,19 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
             stacklevel=3,
         )
     if kept.all():
-        Z = X / norms[:, None].astype(X.dtype) if normalize else X
+        Z = _divide_rows(X, norms) if normalize else X
     else:
         Z = X[kept]
         if normalize:
-            Z /= norms[kept, None].astype(Z.dtype)
+            Z = _divide_rows(Z, norms[kept], out=Z)
     return Z, kept, drop_counts
+
+
+def _divide_rows(X, norms, out=None):
+    """``X / norms[:, None]`` in X's dtype, exact even when norms overflow it."""
+    if X.dtype == np.float64 or np.all(norms < np.finfo(X.dtype).max):
+        return np.divide(X, norms[:, None].astype(X.dtype), out=out)
+    return np.divide(X.astype(np.float64), norms[:, None]).astype(X.dtype)
 
 
 def encode_identities(y):
@@ -194,15 +484,19 @@ def encode_identities(y):
     codes : ndarray of shape (n_samples,), dtype=intp
         ``identities[codes]`` reproduces ``y``.
 
+    Raises
+    ------
+    ValueError
+        If a label is missing (None, NaN, ``pd.NA``) or the labels mix numbers
+        and strings (see :func:`check_identity_labels`).
+
     Examples
     --------
     >>> from skprivacy.utils import encode_identities
     >>> encode_identities(["b", "a", "b"])
     (array(['a', 'b'], dtype=object), array([1, 0, 1]))
     """
-    y = np.asarray(y)
-    if y.ndim != 1:
-        y = y.reshape(-1)
+    y = check_identity_labels(y)
     try:
         codes, identities = pd.factorize(y, sort=True)
     except TypeError:  # labels of mutually incomparable types cannot be sorted
@@ -211,6 +505,17 @@ def encode_identities(y):
     if identities.dtype.kind in "US":
         identities = identities.astype(object)
     return identities, codes.astype(np.intp)
+
+
+def _num_rows(X):
+    """Return the number of rows of an array-like (None if it has none)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) else None
+    try:
+        return len(X)
+    except TypeError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -358,6 +663,7 @@ def validate_identity_data(
             f"{type(estimator).__name__} requires y to be passed, but the target y is "
             "None: y must hold the identity label of each row."
         )
+    y = check_identity_labels(y, n_samples=_num_rows(X))
     X, y = validate_data(
         estimator,
         X,

@@ -1,0 +1,73 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Limiting BLAS threads: the one helper, safe to use inside pickled estimators.
+
+The threadpoolctl controller (which scans the loaded libraries once, a few
+milliseconds) is cached at module level and never stored on an estimator or a
+joblib task: module globals are not pickled, so estimators and the callables
+joblib ships to workers stay picklable, and each worker process builds its own
+controller on first use.
+"""
+
+import os
+from functools import lru_cache
+
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["blas_threads", "limit_blas_threads"]
+
+
+@lru_cache(maxsize=1)
+def _controller():
+    return ThreadpoolController()
+
+
+def blas_threads():
+    """Return the number of threads the loaded BLAS would use (1 if unknown).
+
+    Returns
+    -------
+    n_threads : int
+        At least 1 and at most the number of CPUs.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import blas_threads
+    >>> blas_threads() >= 1
+    True
+    """
+    info = _controller().select(user_api="blas").info()
+    if not info:
+        return 1
+    n = min(int(i.get("num_threads", 1)) for i in info)
+    return max(1, min(n, os.cpu_count() or 1))
+
+
+def limit_blas_threads(limits=1, *, user_api="blas"):
+    """Return a context manager limiting BLAS (by default) to ``limits`` threads.
+
+    Small decompositions and per-pair problems gain nothing from a threaded
+    BLAS and, on a shared machine, lose an order of magnitude to thread
+    contention; one thread also makes floating-point results independent of
+    ``n_jobs``.
+
+    Parameters
+    ----------
+    limits : int, default=1
+        Maximal number of threads.
+    user_api : {"blas", "openmp"} or None, default="blas"
+        Which thread pools to limit; None limits every pool threadpoolctl knows.
+
+    Returns
+    -------
+    context : context manager
+        Restores the previous limits on exit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.utils import limit_blas_threads
+    >>> with limit_blas_threads():
+    ...     _ = np.ones((3, 3)) @ np.ones((3, 3))
+    """
+    return _controller().limit(limits=limits, user_api=user_api)
