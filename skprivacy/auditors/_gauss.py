@@ -27,6 +27,12 @@ def identity_moments(data):
     for i in range(k):
         R = Xs[starts[i] : starts[i + 1]]
         means[i] = R.mean(axis=0)
+        if not (R != R[0]).any():
+            # Identical rows: the residual scale is exactly 0 (the computed mean
+            # can differ from the rows by rounding, which would give sigma ~ 1e-17
+            # and a finite ε ~ 1e17 instead of the documented inf).
+            means[i], ss[i] = R[0], 0.0
+            continue
         r = R - means[i]
         ss[i] = np.einsum("ij,ij->", r, r)
     sigmas = np.sqrt(ss / (data.counts * d))

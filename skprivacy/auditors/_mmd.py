@@ -501,7 +501,37 @@ class MMDTVAuditor(BasePairAuditor):
     def _score_column_name(self):
         return "epsilon" if self.confidence is None else "epsilon_lower"
 
+    def _check_fixed_bandwidth(self, data):
+        """Refuse a fixed bandwidth under which the kernel is 0 for typical rows.
+
+        With exp(-d^2 / (2 sigma^2)) underflowing for the median distance d of
+        the data, every off-diagonal kernel value is 0 and every ε reads 0
+        ("no leakage") whatever the data.
+        """
+        if isinstance(self.bandwidth, str):
+            return
+        scales = getattr(self, "_sweep_scales", None) or (self.bandwidth_scale,)
+        sigma = float(self.bandwidth) * min(scales)
+        rows = data.X[:: max(1, data.X.shape[0] // 256)]
+        sq = np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0)[np.triu_indices(len(rows), 1)]
+        sq = sq[sq > 0]
+        if not sq.size:
+            return
+        median_sq = float(np.median(sq))
+        # exp(-x) underflows to 0 in float64 for x > ~745.
+        with np.errstate(over="ignore"):
+            exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
+        if exponent > 700.0:
+            raise ValueError(
+                f"bandwidth={self.bandwidth!r} (times bandwidth_scale: {sigma:.3g}) is "
+                "so small that the RBF kernel underflows to 0 for typical rows (median "
+                f"distance {np.sqrt(median_sq):.3g}), so every ε would read 0 whatever "
+                f"the data. Use a bandwidth of at least {np.sqrt(median_sq / 1400):.3g}"
+                ', or bandwidth="median".'
+            )
+
     def _prepare_audit(self, data, pairs):
+        self._check_fixed_bandwidth(data)
         # Many small per-identity products: one BLAS thread is fastest (and
         # deterministic, see _audit_pairs).
         with _single_blas_thread():

@@ -163,6 +163,14 @@ def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
     tpr = np.asarray(tpr, dtype=np.float64).ravel()
     if fpr.shape != tpr.shape or fpr.size == 0:
         raise ValueError("fpr and tpr must be non-empty and of equal length.")
+    for name, rate in (("fpr", fpr), ("tpr", tpr)):
+        # NaN fails both comparisons, so it is caught here too.
+        if not np.all((rate >= 0.0) & (rate <= 1.0)):
+            bad = np.flatnonzero(~((rate >= 0.0) & (rate <= 1.0)))
+            raise ValueError(
+                f"{name} must hold rates in [0, 1]; got {float(rate[bad[0]])!r} at "
+                f"position {int(bad[0])} ({bad.size} value(s) outside [0, 1] or NaN)."
+            )
     delta = float(delta)
     if not 0.0 <= delta < 1.0:
         raise ValueError(f"delta must be in [0, 1); got {delta}.")

@@ -41,7 +41,7 @@ def membership_auc(member, score):
     of ``sklearn.metrics.roc_auc_score(member, score)``. Values are not
     re-oriented after seeing the data, so a value below 0.5 means members
     score *lower*. Infinite scores are ranked (e.g. ``vmf_kappa = inf`` when
-    all probes coincide); identities with a NaN score are left out.
+    all probes coincide); a NaN score is an error naming its row.
 
     Parameters
     ----------
@@ -53,7 +53,13 @@ def membership_auc(member, score):
     Returns
     -------
     auc : float
-        NaN when either group is empty.
+        In [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ, ``member`` is not binary or has one group only,
+        or a score is NaN (the message names the rows).
 
     Examples
     --------
@@ -61,6 +67,42 @@ def membership_auc(member, score):
     >>> membership_auc([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
     0.75
     """
+    member = np.asarray(member)
+    if member.ndim != 1:
+        raise ValueError(f"member must be 1-D; got an array of shape {member.shape}.")
+    if member.dtype.kind not in "biuf" or not np.isin(member, [0, 1]).all():
+        raise ValueError(
+            "member must hold 1 (or True) for members and 0 (or False) for "
+            f"non-members; got values {np.unique(member.astype(str))[:5].tolist()}."
+        )
+    score = np.asarray(score)
+    if score.dtype.kind not in "biuf" or score.ndim != 1:
+        raise ValueError(
+            "score must be a 1-D numeric array, one value per identity; got an "
+            f"array of shape {score.shape} and dtype {score.dtype}."
+        )
+    if score.shape[0] != member.shape[0]:
+        raise ValueError(
+            f"member has {member.shape[0]} entries but score has {score.shape[0]}; "
+            "they must have the same length."
+        )
+    nan = np.flatnonzero(np.isnan(score.astype(np.float64)))
+    if nan.size:
+        shown = ", ".join(map(str, nan[:10].tolist()))
+        raise ValueError(
+            f"score has {nan.size} NaN value(s) at row(s) {shown}; a NaN cannot be "
+            "ranked. Drop those identities first (infinite scores are ranked)."
+        )
+    if member.all() or not member.any():
+        raise ValueError(
+            "member must contain both members (1) and non-members (0); the AUC is "
+            "undefined with only one group."
+        )
+    return _auc_ignoring_nan(member, score)
+
+
+def _auc_ignoring_nan(member, score):
+    """Return the Mann-Whitney AUC over the identities whose score is not NaN."""
     member = np.asarray(member, dtype=bool)
     score = np.asarray(score, dtype=np.float64)
     ok = ~np.isnan(score)
@@ -427,7 +469,9 @@ class MembershipGeometry(BaseEstimator):
         table.insert(1, "member", pd.array(m_id.astype(bool), "boolean"))
         self.statistics_ = table
 
-        aucs = {s: membership_auc(m_id, table[s].to_numpy()) for s in self._statistics}
+        aucs = {
+            s: _auc_ignoring_nan(m_id, table[s].to_numpy()) for s in self._statistics
+        }
         self.auc_ = pd.Series(aucs, name="auc").rename_axis("statistic")
         self.separability_ = pd.DataFrame(
             {
@@ -581,7 +625,7 @@ class MembershipGeometry(BaseEstimator):
             )
         member = _check_member(member, len(ids), caller="MembershipGeometry.score")
         m_id = _identity_member(member, data, caller="score")
-        return membership_auc(m_id, self._fused(table))
+        return _auc_ignoring_nan(m_id, self._fused(table))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

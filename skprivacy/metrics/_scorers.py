@@ -36,6 +36,11 @@ def leakage_scorer(estimator, X, y):
     score : float
         ``-estimator.score(X, y)``.
 
+    Raises
+    ------
+    TypeError
+        If ``estimator`` has no ``score`` method (e.g. an eraser on its own).
+
     Examples
     --------
     >>> from skprivacy.datasets import make_identity_embeddings
@@ -46,6 +51,12 @@ def leakage_scorer(estimator, X, y):
     >>> leakage_scorer(auditor, X, ids) == -auditor.score(X, ids)
     True
     """
+    if not hasattr(estimator, "score"):
+        raise TypeError(
+            f"leakage_scorer needs an auditor, or a pipeline ending in one; "
+            f"{type(estimator).__name__} has no score method (an eraser such as "
+            "ISP only transforms: put an auditor after it in a Pipeline)."
+        )
     return -float(estimator.score(X, y))
 
 
@@ -66,7 +77,9 @@ def make_leakage_scorer(*, summary=None):
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y) -> float``, larger = more private.
+        ``scorer(estimator, X, y) -> float``, larger = more private. With a
+        ``summary``, it raises ``TypeError`` unless the (last step of the)
+        estimator is a pair auditor, which alone has per-pair results.
 
     Examples
     --------
@@ -83,11 +96,19 @@ def make_leakage_scorer(*, summary=None):
         return leakage_scorer
 
     def scorer(estimator, X, y):
-        auditor = estimator
+        from skprivacy.auditors._base import BasePairAuditor, summarize
+
+        auditor = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+        if not isinstance(auditor, BasePairAuditor):
+            raise TypeError(
+                f"make_leakage_scorer(summary={summary!r}) summarises per-pair "
+                "results, so it needs a pair auditor (GaussMechAuditor, "
+                "KDELRAuditor, MMDTVAuditor, ROCHTAuditor), or a pipeline ending in "
+                f"one; got {type(auditor).__name__}. Use summary=None to negate "
+                "its own score."
+            )
         if isinstance(estimator, Pipeline):
-            auditor = estimator[-1]
             X = estimator[:-1].transform(X)
-        from skprivacy.auditors._base import summarize
 
         data = auditor._validate(X, y, reset=False)
         _, results, _ = auditor._audit(data, auditor.random_state)

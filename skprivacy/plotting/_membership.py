@@ -5,7 +5,8 @@
 import numpy as np
 import pandas as pd
 
-from skprivacy.membership import MembershipGeometry, membership_auc
+from skprivacy.membership import MembershipGeometry
+from skprivacy.membership._geometry import _auc_ignoring_nan
 from skprivacy.plotting._base import check_fitted, draw_distributions, get_axes_grid
 
 __all__ = ["MembershipDistributionDisplay"]
@@ -223,7 +224,7 @@ class MembershipDistributionDisplay:
             )
         auc = (
             frame.groupby(["reference", "statistic"], sort=False)[["member", "value"]]
-            .apply(lambda g: membership_auc(g["member"], g["value"]))
+            .apply(lambda g: _auc_ignoring_nan(g["member"], g["value"]))
             .unstack("statistic")
         )
         auc = auc[list(pd.unique(frame["statistic"]))]

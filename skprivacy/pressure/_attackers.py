@@ -28,7 +28,13 @@ from skprivacy.pressure._calibration import (
     logsumexp_rows,
     softmax_nll,
 )
-from skprivacy.utils import MIN_NORM, l2_normalize, validate_identity_data
+from skprivacy.utils import (
+    MIN_NORM,
+    check_identity_labels,
+    l2_normalize,
+    row_norms,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import (
     Interval,
     StrOptions,
@@ -36,6 +42,7 @@ from skprivacy.utils._sklearn import (
     check_is_fitted,
     validate_data,
 )
+from skprivacy.utils._validation import _num_rows
 
 __all__ = ["PrototypeAttacker", "RetrievalAttacker", "attacker_ladder"]
 
@@ -64,9 +71,7 @@ def _fit_data(estimator, X, y):
             f"{type(estimator).__name__} requires y to be passed, but the target y "
             "is None (y holds the identity label of each row)."
         )
-    y_arr = np.asarray(y)
-    if y_arr.dtype.kind == "f" and not np.all(np.isfinite(y_arr)):
-        raise ValueError("Input y contains NaN or infinity.")
+    y = check_identity_labels(y, n_samples=_num_rows(X))
     check_classification_targets(y)
     data = validate_identity_data(
         estimator,
@@ -112,10 +117,9 @@ def _check_queries(estimator, X):
         ensure_all_finite=False,
     )
     finite = np.isfinite(X).all(axis=1)
-    norms = np.zeros(X.shape[0], dtype=X.dtype)
-    norms[finite] = np.linalg.norm(X[finite], axis=1)
+    norms = np.where(finite, row_norms(X), 0.0)  # overflow-safe for huge rows
     kept = finite & (norms > MIN_NORM)
-    Z = X[kept] / norms[kept, None]
+    Z = l2_normalize(X[kept], copy=False)
     if not kept.all():
         warnings.warn(
             f"{int((~kept).sum())} of {X.shape[0]} query row(s) are non-finite or "

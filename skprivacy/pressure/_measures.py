@@ -142,6 +142,24 @@ def _check_prior(prior, n_outcomes):
     return np.clip(prior, 0.0, None)
 
 
+def _check_support(P, prior):
+    """Refuse posterior mass on identities the prior rules out.
+
+    A posterior computed under ``prior`` puts no mass where the prior is zero;
+    mass there means ``P`` and ``prior`` do not belong together, and the
+    prior-normalised pressure would come out negative.
+    """
+    if prior is None:
+        return
+    bad = np.flatnonzero((prior <= 0.0) & (P > POSTERIOR_TOL).any(axis=0))
+    if bad.size:
+        raise ValueError(
+            f"P puts posterior mass on {bad.size} identity(ies) with zero prior "
+            f"probability (column(s) {_show_rows(bad)}); a posterior under this "
+            "prior must be 0 there. Pass the prior the posterior was computed with."
+        )
+
+
 def _mean(values, weights):
     if weights is None:
         return float(np.mean(values))
@@ -323,6 +341,7 @@ def vrpi(P, alpha, prior=None, *, sample_weight=None):
     P = check_posterior(P)
     weights = _check_weights(sample_weight, P.shape[0])
     prior = _check_prior(prior, P.shape[1])
+    _check_support(P, prior)
     if prior is None:
         reference = math.log(P.shape[1])
     else:
@@ -507,9 +526,12 @@ def pressure_profile(
     import pandas as pd
 
     alphas = [_check_alpha(a) for a in np.atleast_1d(alphas).tolist()]
+    if not alphas:
+        raise ValueError("alphas is empty; give at least one order alpha > 1.")
     P = check_posterior(P)
     weights = _check_weights(sample_weight, P.shape[0])
     prior = _check_prior(prior, P.shape[1])
+    _check_support(P, prior)
     m = P.max(axis=1)
     ratio = P / m[:, None]
     p_guess = _mean(m, weights)

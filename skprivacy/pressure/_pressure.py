@@ -22,7 +22,11 @@ from skprivacy.pressure._calibration import (
     temperature_scale,
 )
 from skprivacy.pressure._measures import _arimoto, _check_alpha, _row_alpha_norms
-from skprivacy.utils import l2_normalize, validate_identity_data
+from skprivacy.utils import (
+    check_identity_labels,
+    l2_normalize,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -697,7 +701,7 @@ class RenyiPressure(BaseEstimator):
         if y is None:
             raise ValueError("score(X, y) needs the identity labels y of X.")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        y = np.asarray(y)
+        y = check_identity_labels(y, n_samples=X.shape[0])
         final = self._final
         code_of = {label: i for i, label in enumerate(self.identities_.tolist())}
         codes = np.array([code_of.get(label, -1) for label in y.tolist()])

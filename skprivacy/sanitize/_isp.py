@@ -280,6 +280,25 @@ class ISP(_BaseIdentityEraser):
             A fitted ISP equivalent to the saved one.
         """
         with np.load(file, allow_pickle=False) as archive:
+            if not hasattr(archive, "files"):
+                raise ValueError(
+                    f"file {str(file)!r} is a single array, not an .npz archive "
+                    "written by ISP.to_npz."
+                )
+            required = [
+                "components",
+                "renormalize",
+                "mean",
+                "singular_values",
+                "explained_energy_ratio",
+            ]
+            missing = [key for key in required if key not in archive.files]
+            if missing:
+                raise ValueError(
+                    f"file {str(file)!r} is not an archive written by ISP.to_npz: "
+                    f"it lacks {', '.join(missing)} (it holds "
+                    f"{', '.join(archive.files) or 'no arrays'})."
+                )
             names = (
                 archive["feature_names_in"] if "feature_names_in" in archive else None
             )

@@ -16,7 +16,7 @@ from sklearn.utils import Bunch, check_random_state
 
 from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.exceptions import UnresolvableRateWarning
-from skprivacy.utils import l2_normalize, validate_identity_data
+from skprivacy.utils import check_scores, l2_normalize, validate_identity_data
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -110,8 +110,8 @@ def tar_at_far(genuine_scores, impostor_scores, *, far=1e-4, confidence=0.95):
     >>> float(res.threshold), float(res.tar)
     (0.4, 0.666...)
     """
-    gen = np.asarray(genuine_scores, dtype=np.float64).ravel()
-    imp = np.asarray(impostor_scores, dtype=np.float64).ravel()
+    gen = check_scores(genuine_scores, name="genuine_scores", allow_empty=True)
+    imp = check_scores(impostor_scores, name="impostor_scores", allow_empty=True)
     if gen.size == 0 or imp.size == 0:
         raise ValueError(
             f"Need at least one genuine and one impostor score; got {gen.size} "

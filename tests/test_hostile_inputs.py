@@ -1,0 +1,283 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Hostile and everyday inputs, as real users pass them, through every entry point.
+
+Each case asserts the value an independent computation gives, or a
+``ValueError``/``TypeError`` whose message names the argument: never an
+``IndexError``, ``KeyError``, ``AxisError``, ``UFuncTypeError``, a numpy
+internals message, or a silent NaN.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import skprivacy
+from skprivacy import (
+    INLP,
+    ISP,
+    LEACE,
+    GaussMechAuditor,
+    KDELRAuditor,
+    MembershipGeometry,
+    MMDTVAuditor,
+    OpenSetVerificationAuditor,
+    PrototypeAttacker,
+    RenyiPressure,
+    RetrievalAttacker,
+    ROCHTAuditor,
+    ROCHTCertifier,
+)
+from skprivacy.auditors import kov_epsilon
+from skprivacy.datasets import make_identity_embeddings
+from skprivacy.membership import membership_auc, membership_statistics
+from skprivacy.metrics import leakage_scorer, make_leakage_scorer
+from skprivacy.pressure import pressure_profile, vrpi
+from skprivacy.sanitize import tar_at_far
+from skprivacy.utils import check_embeddings, encode_identities
+
+# Exceptions that mean "the library did not check its input".
+UNHELPFUL = (IndexError, KeyError, AttributeError, ZeroDivisionError)
+NUMPY_INTERNALS = ("ufunc", "broadcast", "axis ", "unhashable", "ambiguous", "bincount")
+
+# Small-but-real settings, so that every estimator runs in well under a second.
+FAST = {
+    "ROCHTAuditor": {"n_pairs": 3},
+    "ROCHTCertifier": {"n_pairs": 3},
+    "ISP": {"n_components": 2},
+    "LEACE": {"n_components": 2},
+    "INLP": {"max_iter": 2},
+}
+LABELLED = [
+    GaussMechAuditor,
+    KDELRAuditor,
+    MMDTVAuditor,
+    ROCHTAuditor,
+    ROCHTCertifier,
+    MembershipGeometry,
+    RenyiPressure,
+    OpenSetVerificationAuditor,
+    PrototypeAttacker,
+    RetrievalAttacker,
+    ISP,
+    LEACE,
+    INLP,
+]
+
+
+def _make(cls):
+    return cls(**FAST.get(cls.__name__, {}))
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_identity_embeddings(6, 8, 12, random_state=0)
+    return X, np.asarray(y)
+
+
+def _assert_clear(excinfo, *names):
+    """The error is a ValueError/TypeError, names an argument, and no internals."""
+    assert excinfo.type in (ValueError, TypeError), excinfo.type
+    assert not isinstance(excinfo.value, UNHELPFUL)
+    msg = str(excinfo.value)
+    assert any(name in msg for name in names), f"{msg!r} names none of {names}"
+    low = msg.lower()
+    assert not any(bad in low for bad in NUMPY_INTERNALS), msg
+
+
+# ------------------------------------------------------- issue 12 reproductions
+@pytest.mark.parametrize("cls", LABELLED, ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "kind", ["none", "nan", "pd_na", "mixed"], ids=["None", "NaN", "pd.NA", "mixed"]
+)
+def test_bad_labels_raise_naming_rows(cls, kind, data):
+    X, y = data
+    if kind == "none":
+        bad = y.astype(object)
+        bad[3] = None
+    elif kind == "nan":
+        bad = y.astype(float)
+        bad[3] = np.nan
+    elif kind == "pd_na":
+        bad = pd.array(y.astype(str), dtype="string")
+        bad[3] = pd.NA
+    else:
+        bad = y.astype(object)
+        bad[:8] = "a"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises((ValueError, TypeError)) as excinfo:
+            _make(cls).fit(X, bad)
+    _assert_clear(excinfo, "y ", "ids")
+    if kind == "mixed":
+        assert "mixes label types" in str(excinfo.value)
+    else:
+        assert "row(s) 3" in str(excinfo.value)
+
+
+def test_membership_statistics_none_label(data):
+    X, y = data
+    bad = y.astype(object)
+    bad[5] = None
+    with pytest.raises(ValueError, match=r"missing label.*row\(s\) 5"):
+        membership_statistics(X, bad)
+
+
+def test_encode_identities_none_is_an_error_not_code_minus_one():
+    with pytest.raises(ValueError, match=r"missing label.*row\(s\) 0"):
+        encode_identities([None, "a", "a"])
+
+
+def test_renyi_score_label_length_and_shape(data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RenyiPressure(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="y has 47 label.* X has 48 row"):
+        est.score(X, y[:-1])
+    # A column vector is flattened (as in scikit-learn), with the same value.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert est.score(X, y[:, None]) == pytest.approx(est.score(X, y))
+
+
+def test_membership_auc_length_and_nan():
+    with pytest.raises(ValueError, match="member has 3 entries but score has 2"):
+        membership_auc([0, 1, 0], [0.1, 0.2])
+    # Used to silently drop the NaN and return 1.0.
+    with pytest.raises(ValueError, match=r"score has 1 NaN.*row\(s\) 1"):
+        membership_auc([0, 1, 0, 1], [0.1, np.nan, 0.2, 0.9])
+    # Independent value: pairs (member > non-member) + ties / 2 over n1 * n0.
+    member, score = [1, 1, 0, 0, 1], [0.9, 0.3, 0.5, 0.3, np.inf]
+    wins = sum(
+        (s1 > s0) + 0.5 * (s1 == s0)
+        for m1, s1 in zip(member, score)
+        for m0, s0 in zip(member, score)
+        if m1 and not m0
+    )
+    assert membership_auc(member, score) == pytest.approx(wins / 6)
+
+
+@pytest.mark.parametrize(
+    "X, exc, match",
+    [
+        (np.ones(4), ValueError, "X must be 2-D"),
+        (np.array([["a", "b"], ["c", "d"]]), TypeError, "X must be a numeric"),
+    ],
+)
+def test_check_embeddings_shapes_and_text(X, exc, match):
+    with pytest.raises(exc, match=match):
+        check_embeddings(X)
+
+
+def test_isp_from_unrelated_npz(tmp_path):
+    path = tmp_path / "unrelated.npz"
+    np.savez(path, weights=np.ones(3))
+    with pytest.raises(ValueError, match="not an archive written by ISP.to_npz"):
+        ISP.from_npz(path)
+
+
+def test_pressure_profile_empty_alphas():
+    with pytest.raises(ValueError, match="alphas is empty"):
+        pressure_profile(np.full((3, 2), 0.5), alphas=[])
+
+
+@pytest.mark.parametrize("cls", [RenyiPressure, OpenSetVerificationAuditor])
+def test_summary_scorer_on_non_pair_estimators(cls, data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls().fit(X, y)
+    with pytest.raises(TypeError, match=r"summary='max'.*pair auditor"):
+        make_leakage_scorer(summary="max")(est, X, y)
+    # Without a summary the scorer negates the estimator's own score.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert make_leakage_scorer()(est, X, y) == pytest.approx(-est.score(X, y))
+
+
+def test_leakage_scorer_on_an_eraser(data):
+    X, y = data
+    isp = ISP(n_components=1).fit(X, y)
+    with pytest.raises(TypeError, match="ISP has no score method"):
+        leakage_scorer(isp, X, y)
+
+
+def test_tar_at_far_nan_scores():
+    with pytest.raises(
+        ValueError, match=r"genuine_scores has 1 non-finite.*row\(s\) 1"
+    ):
+        tar_at_far([0.9, np.nan, 0.8], [0.1, 0.2], far=0.5)
+    with pytest.raises(ValueError, match=r"impostor_scores has 1 non-finite"):
+        tar_at_far([0.9, 0.8], [0.1, np.nan], far=0.5)
+    with pytest.raises(ValueError, match="'far' parameter of tar_at_far"):
+        tar_at_far([0.9, 0.8], [0.1, 0.2], far=1.5)
+
+
+@pytest.mark.parametrize(
+    "fpr, tpr, name",
+    [([0.0, 1.5], [0.0, 1.0], "fpr"), ([0.0, 0.1], [np.nan, 1.0], "tpr")],
+)
+def test_kov_epsilon_rejects_non_rates(fpr, tpr, name):
+    with pytest.raises(ValueError, match=rf"{name} must hold rates in \[0, 1\]"):
+        kov_epsilon(fpr, tpr)
+
+
+def test_kov_epsilon_value():
+    # Independent: max over points of log(TPR/FPR) and log((1-FPR)/(1-TPR)).
+    fpr, tpr = [0.0, 0.1, 0.3, 1.0], [0.0, 0.5, 0.6, 1.0]
+    expected = max(math.log(0.5 / 0.1), math.log(0.9 / 0.5), math.log(0.6 / 0.3))
+    assert kov_epsilon(fpr, tpr) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("scale", [1e100, 1e200, 1e300])
+def test_renyi_score_scale_invariant(scale, data):
+    # Used to collapse to a uniform posterior (score ~ 0) for norms >~ 1e155.
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RenyiPressure(random_state=0).fit(X, y)
+        assert est.score(X * scale, y) == pytest.approx(est.score(X, y), rel=1e-9)
+    for cls in (PrototypeAttacker, RetrievalAttacker):
+        att = cls().fit(X, y)
+        np.testing.assert_allclose(
+            att.predict_proba(X * scale), att.predict_proba(X), rtol=1e-9, atol=1e-12
+        )
+
+
+def test_gaussmech_identical_rows_give_documented_inf(data):
+    X, y = data
+    Xi = X.copy()
+    for label in np.unique(y):
+        rows = np.flatnonzero(y == label)
+        Xi[rows] = X[rows[0]] * 3.7  # every row of an identity the same
+    eps = GaussMechAuditor(n_pairs=None).fit(Xi, y).results_["epsilon"]
+    assert np.isinf(eps).all()
+
+
+def test_mmdtv_underflowing_bandwidth(data):
+    X, y = data
+    with pytest.raises(ValueError, match="bandwidth=1e-300 .* underflows"):
+        MMDTVAuditor(bandwidth=1e-300).fit(X, y)
+
+
+def test_vrpi_mass_on_zero_prior_identity():
+    P = np.full((2, 2), 0.5)
+    with pytest.raises(ValueError, match=r"zero prior probability \(column\(s\) 1\)"):
+        vrpi(P, 2, prior=[1.0, 0.0])
+    with pytest.raises(ValueError, match=r"zero prior probability"):
+        pressure_profile(P, prior=[1.0, 0.0])
+    # A posterior consistent with the prior: pressure 0 = H(prior) - H(P).
+    assert vrpi(np.array([[1.0, 0.0]] * 2), 2, prior=[1.0, 0.0]) == pytest.approx(0)
+
+
+def test_every_public_estimator_is_walked():
+    names = {
+        n
+        for n in skprivacy.__all__
+        if isinstance(getattr(skprivacy, n), type) and n not in ("pressure_ladder",)
+    }
+    assert names == {cls.__name__ for cls in LABELLED}
