@@ -212,6 +212,7 @@ def test_other_classifier_and_statistics_subset():
         statistics=["pair_cos", "penalised_logit"],
         classifier=RandomForestClassifier(n_estimators=20, random_state=0),
         cv=3,
+        n_permutations=9,  # each relabelling refits the forest on every fold
         random_state=0,
     ).fit(X, ids, member=member)
     assert list(mg.auc_.index) == ["pair_cos", "penalised_logit"]
@@ -279,3 +280,118 @@ def test_same_seed_bit_identical():
     b = MembershipGeometry(random_state=3).fit(X, ids, member=member)
     assert a.fusion_auc_ == b.fusion_auc_
     pd.testing.assert_frame_equal(a.statistics_, b.statistics_)
+
+
+# ---------------------------------------------------------------------------
+# Calibrated null: permutation p-values, DeLong intervals, out-of-fold fusion
+# ---------------------------------------------------------------------------
+def _naive_delong_se(member, score):
+    # DeLong et al. (1988) from the double loop over (member, non-member) pairs.
+    pos, neg = score[member], score[~member]
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    return np.sqrt(v10.var(ddof=1) / len(pos) + v01.var(ddof=1) / len(neg))
+
+
+def test_delong_interval_matches_double_loop(fitted):
+    mg, _ = fitted
+    table = mg.statistics_
+    member = table["member"].to_numpy(dtype=bool)
+    for stat in STATISTICS:
+        se = _naive_delong_se(member, table[stat].to_numpy())
+        row = mg.separability_.loc[stat]
+        assert row["auc_se"] == pytest.approx(se, rel=1e-12)
+        assert row["ci_low"] == pytest.approx(max(row["auc"] - 1.959964 * se, 0), 1e-6)
+        assert row["ci_high"] == pytest.approx(min(row["auc"] + 1.959964 * se, 1), 1e-6)
+    # ties count one half in the placement values too
+    m = np.array([1, 1, 0, 0, 0], bool)
+    s = np.array([1.0, 0.5, 0.5, 0.0, 1.0])
+    from skprivacy.membership._geometry import _delong
+
+    assert _delong(m, s)[1] == pytest.approx(_naive_delong_se(m, s), rel=1e-12)
+
+
+def test_permutation_p_values_replay_a_naive_loop():
+    X, ids, member = _data(n_members=12, n_nonmembers=9, concentration_gap=0.2)
+    mg = MembershipGeometry(n_permutations=49, cv=3, random_state=7).fit(
+        X, ids, member=member
+    )
+    assert mg.auc_p_values_.index.equals(mg.auc_.index)
+    table = mg.statistics_
+    m = table["member"].to_numpy(dtype=bool)
+    # the same relabellings, drawn as the estimator draws them, scored by sklearn
+    rng = np.random.default_rng(7)
+    for stat in STATISTICS:
+        score = table[stat].to_numpy()
+        labels = rng.permuted(np.broadcast_to(m.astype(float), (49, len(m))), axis=1)
+        null = [roc_auc_score(lab, score) for lab in labels]
+        b = sum(a >= roc_auc_score(m, score) - 1e-12 for a in null)
+        assert mg.auc_p_values_[stat] == pytest.approx((b + 1) / 50)
+
+
+def test_fusion_is_out_of_fold_lda_and_its_null_matches_refitting():
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, ids, member = _data(n_members=25, n_nonmembers=20, concentration_gap=0.3)
+    fast = MembershipGeometry(n_permutations=29, random_state=3).fit(
+        X, ids, member=member
+    )
+    table = fast.statistics_
+    F, m = table[list(STATISTICS)].to_numpy(), table["member"].to_numpy(dtype=int)
+    lda = make_pipeline(StandardScaler(), LinearDiscriminantAnalysis())
+    cv = StratifiedKFold(5, shuffle=True, random_state=3)
+    expected = cross_val_score(lda, F, m, cv=cv, scoring="roc_auc")
+    assert_allclose(fast.fusion_cv_auc_, expected, atol=1e-10)
+    assert fast.fusion_auc_ == pytest.approx(expected.mean(), abs=1e-10)
+    # the vectorised null (closed-form LDA) equals refitting sklearn's LDA on
+    # every relabelling of the same folds
+    slow = MembershipGeometry(classifier=lda, n_permutations=29, random_state=3).fit(
+        X, ids, member=member
+    )
+    assert slow.fusion_auc_ == pytest.approx(fast.fusion_auc_, abs=1e-10)
+    assert slow.fusion_p_value_ == fast.fusion_p_value_
+    assert 1 / 30 <= fast.fusion_p_value_ <= 1
+
+
+def test_null_audits_are_calibrated():
+    # 200 audits without signal (20 + 20 identities): each permutation
+    # p-value rejects at 5% no more often than a Binomial(200, 0.05) allows
+    # (one-sided, 0.1% false-alarm), and the out-of-fold fusion AUC is
+    # centred on 0.5. (The issue measured fusion AUC up to 0.787 before.)
+    from scipy.stats import binom
+
+    p_single, p_fusion, fusion = [], [], []
+    for seed in range(200):
+        X, ids, member = make_membership_embeddings(
+            20,
+            20,
+            n_samples_per_identity=5,
+            n_features=32,
+            concentration_gap=0.0,
+            random_state=seed,
+        )
+        mg = MembershipGeometry(n_permutations=199, random_state=seed)
+        mg.fit(X, ids, member=member)
+        p_single.append(mg.auc_p_values_.to_numpy())
+        p_fusion.append(mg.fusion_p_value_)
+        fusion.append(mg.fusion_auc_)
+    limit = binom.isf(0.001, 200, 0.05) / 200
+    rejections = (np.array(p_single) < 0.05).mean(axis=0)
+    assert (rejections <= limit).all(), (rejections, limit)
+    assert np.mean(np.array(p_fusion) < 0.05) <= limit
+    assert abs(np.mean(fusion) - 0.5) <= 0.02, np.mean(fusion)
+
+
+def test_signal_gives_small_p_values():
+    X, ids, member = _data(concentration_gap=0.6)
+    mg = MembershipGeometry(n_permutations=199, random_state=0).fit(
+        X, ids, member=member
+    )
+    assert (mg.auc_p_values_ == 1 / 200).all()
+    assert mg.fusion_p_value_ == 1 / 200
+    assert (mg.separability_["ci_low"] > 0.5).all()
+    none = MembershipGeometry(n_permutations=0).fit(X, ids, member=member)
+    assert none.auc_p_values_.isna().all() and np.isnan(none.fusion_p_value_)

@@ -7,12 +7,15 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from scipy import stats as sstats
 from sklearn.base import BaseEstimator, clone
-from sklearn.linear_model import LogisticRegression
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.model_selection import StratifiedKFold, check_cv, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from skprivacy.membership._statistics import (
@@ -115,14 +118,120 @@ def _auc_ignoring_nan(member, score):
     return float((ranks[member].sum() - n1 * (n1 + 1) / 2.0) / (n1 * n0))
 
 
-def _auc_se(auc, n1, n0):
-    # Hanley & McNeil (1982) standard error of an AUC.
-    q1 = auc / (2.0 - auc)
-    q2 = 2.0 * auc * auc / (1.0 + auc)
-    var = (
-        auc * (1 - auc) + (n1 - 1) * (q1 - auc * auc) + (n0 - 1) * (q2 - auc * auc)
-    ) / (n1 * n0)
-    return float(np.sqrt(max(var, 0.0)))
+def _delong(member, score):
+    """DeLong (1988) AUC and its standard error, from midranks (Sun & Xu 2014).
+
+    ``member`` is boolean, ``score`` finite-or-inf without NaN. Returns
+    ``(auc, se)``; NaN when either group is empty.
+    """
+    member = np.asarray(member, dtype=bool)
+    score = np.asarray(score, dtype=np.float64)
+    n1 = int(member.sum())
+    n0 = member.size - n1
+    if n1 == 0 or n0 == 0:
+        return float("nan"), float("nan")
+    r_all = sstats.rankdata(score)
+    r_pos = sstats.rankdata(score[member])
+    r_neg = sstats.rankdata(score[~member])
+    # Placement values: share of the other group that each identity beats
+    # (ties one half).
+    v10 = (r_all[member] - r_pos) / n0
+    v01 = 1.0 - (r_all[~member] - r_neg) / n1
+    auc = float(v10.mean())
+    var = 0.0
+    if n1 > 1:
+        var += v10.var(ddof=1) / n1
+    if n0 > 1:
+        var += v01.var(ddof=1) / n0
+    return auc, float(np.sqrt(var))
+
+
+def _permutations(rng, n, n_permutations):
+    """``n_permutations`` seeded permutations of ``range(n)``, one per row."""
+    return rng.permuted(np.broadcast_to(np.arange(n), (n_permutations, n)), axis=1)
+
+
+def _auc_permutation_p_value(member, score, n_permutations, rng, block=256):
+    """One-sided permutation p-value of the AUC over identity labels.
+
+    The member labels are permuted among the identities; the AUC of each
+    relabelling is its member rank sum, so a block of relabellings is one
+    matrix product of 0/1 labels with the ranks. Rank sums are multiples of
+    one half, exact in float64, so ``>=`` has no rounding slack.
+    """
+    member = np.asarray(member, dtype=bool)
+    ok = ~np.isnan(score)
+    member, score = member[ok], score[ok]
+    if member.all() or not member.any() or n_permutations == 0:
+        return float("nan")
+    ranks = sstats.rankdata(score)
+    observed = ranks[member].sum()
+    labels = member.astype(np.float64)
+    n_ge = 0
+    for start in range(0, n_permutations, block):
+        size = min(block, n_permutations - start)
+        perm = rng.permuted(np.broadcast_to(labels, (size, labels.size)), axis=1)
+        n_ge += int(np.count_nonzero(perm @ ranks >= observed))
+    return (1.0 + n_ge) / (1.0 + n_permutations)
+
+
+def _lda_fold_aucs(F, member, splits, perms):
+    """Held-out AUC of linear discriminant analysis per fold and permutation.
+
+    Row ``p`` of ``perms`` gives identity slot ``i`` the statistics
+    ``F[perms[p, i]]`` while the labels and the folds stay fixed: under no
+    signal the identities are exchangeable, so this is the permutation null
+    of the whole cross-validated procedure. Two-class LDA scores along
+    ``W^{-1} (mu_1 - mu_0)`` with ``W`` the within-class scatter of the
+    training fold; since ``W = T - c delta delta^T`` with ``T`` the total
+    scatter and ``c > 0``, Sherman-Morrison gives the same direction (up to a
+    positive factor) as ``T^{-1} delta``. The held-out AUC depends only on
+    that direction, so every fit is a small batched solve.
+
+    Returns an array of shape ``(n_permutations, n_folds)``.
+    """
+    n, p = F.shape
+    P = perms.shape[0]
+    out = np.empty((P, len(splits)))
+    block = max(1, 2**21 // max(n * p, 1))
+    eye = np.eye(p)
+    for f, (train, test) in enumerate(splits):
+        m_tr, m_te = member[train], member[test]
+        n1, n0 = int(m_te.sum()), int((~m_te).sum())
+        if n1 == 0 or n0 == 0 or m_tr.all() or not m_tr.any():
+            out[:, f] = np.nan
+            continue
+        for start in range(0, P, block):
+            pb = perms[start : start + block]
+            Ftr = F[pb[:, train]]  # (b, n_train, p)
+            delta = Ftr[:, m_tr].mean(axis=1) - Ftr[:, ~m_tr].mean(axis=1)
+            Xc = Ftr - Ftr.mean(axis=1, keepdims=True)
+            T = np.einsum("bni,bnj->bij", Xc, Xc)
+            # A vanishing ridge keeps a constant statistic from making T singular.
+            tr = np.trace(T, axis1=1, axis2=2)[:, None, None]
+            T += (1e-10 * tr / p + 1e-300) * eye
+            w = np.linalg.solve(T, delta[..., None])[..., 0]
+            scores = np.einsum("bni,bi->bn", F[pb[:, test]], w)
+            ranks = sstats.rankdata(scores, axis=1)
+            out[start : start + len(pb), f] = (
+                ranks[:, m_te].sum(axis=1) - n1 * (n1 + 1) / 2.0
+            ) / (n1 * n0)
+    return out
+
+
+def _classifier_fold_aucs(classifier, F, member, splits, perm):
+    # Same null as _lda_fold_aucs for any classifier: refit on F[perm].
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return cross_val_score(
+            clone(classifier), F[perm], member, cv=splits, scoring="roc_auc"
+        )
+
+
+def _seed(random_state):
+    if random_state is None or isinstance(random_state, Integral):
+        return random_state
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def _split_targets(y, member, *, caller):
@@ -243,8 +352,10 @@ class MembershipGeometry(BaseEstimator):
         Margin ``m`` (multiplicative for ``"sphereface"``).
     classifier : estimator or None, default=None
         Fusion classifier over the statistics (one row per identity). None
-        means ``make_pipeline(StandardScaler(),
-        LogisticRegression(solver="newton-cholesky"))``.
+        means ``make_pipeline(StandardScaler(), LinearDiscriminantAnalysis())``,
+        whose out-of-fold AUC and permutation null are computed in closed form
+        (one small batched solve per fold). Any other classifier is refitted
+        on every fold of every relabelling: ``n_permutations x n_splits`` fits.
     cv : int, cross-validation generator or iterable, default=5
         Folds over *identities* for ``fusion_auc_``. An int means
         ``StratifiedKFold(cv, shuffle=True, random_state=random_state)`` on the
@@ -253,11 +364,19 @@ class MembershipGeometry(BaseEstimator):
         ProtoCE convention: False includes the query in its own prototype (as
         in the paper), True uses the other ``k - 1`` probes (see
         :func:`~skprivacy.membership.prototype_ce`).
+    n_permutations : int, default=999
+        Relabellings of member/non-member among the identities for the
+        permutation p-values (``auc_p_values_``, ``fusion_p_value_``); 0
+        skips them (p-values NaN). The smallest attainable p-value is
+        ``1 / (n_permutations + 1)``.
+    confidence_level : float, default=0.95
+        Level of the DeLong intervals in ``separability_``.
     n_jobs : int, default=None
-        Parallel jobs (threads) for the ProtoCE blocks and the fusion folds,
-        through joblib.
+        Parallel jobs (threads) for the ProtoCE blocks and, with a
+        non-default classifier, the permutation refits, through joblib.
     random_state : int, RandomState instance or None, default=None
-        Seeds the fusion folds (and the classifier, if it is random).
+        Seeds the fusion folds and the permutations (and the classifier, if
+        it is random). An int gives identical results on every run.
 
     Attributes
     ----------
@@ -268,14 +387,29 @@ class MembershipGeometry(BaseEstimator):
     auc_ : pandas.Series
         Member-vs-non-member AUC per statistic, oriented so that > 0.5 means
         members score higher (never flipped after seeing the data; < 0.5 is
-        reported as is). Only when fitted with membership. Point estimates.
+        reported as is). Only when fitted with membership. Sample AUCs (point
+        estimates): read them with ``auc_p_values_`` and the intervals.
+    auc_p_values_ : pandas.Series
+        One-sided permutation p-value of each AUC (indexed like ``auc_``):
+        ``(1 + #{relabellings with AUC >= observed}) / (1 + n_permutations)``
+        over seeded relabellings of member/non-member among the identities.
+        Valid at every sample size under the null of no membership signal
+        (exchangeable identities); not corrected across statistics.
     separability_ : pandas.DataFrame
         Per statistic: ``auc``, ``members_higher`` (the recorded orientation,
-        ``auc > 0.5``), ``auc_se`` (Hanley-McNeil standard error),
-        ``n_members``, ``n_nonmembers``. Only when fitted with membership.
+        ``auc > 0.5``), ``auc_se`` (DeLong standard error), ``ci_low`` and
+        ``ci_high`` (DeLong interval at ``confidence_level``, clipped to
+        [0, 1]; asymptotic, degenerate at an AUC of 0 or 1), ``p_value`` (as
+        ``auc_p_values_``), ``n_members``, ``n_nonmembers``. Only when fitted
+        with membership.
     fusion_auc_ : float
-        Mean over the identity folds of the held-out AUC of ``classifier``
-        fitted on the statistics. A cross-validated point estimate.
+        Out-of-fold fused AUC: mean over the identity folds of the held-out
+        AUC of ``classifier`` fitted on the other folds' identities. Centred
+        on 0.5 under no signal; a point estimate.
+    fusion_p_value_ : float
+        Permutation p-value of ``fusion_auc_``: the whole cross-validated
+        fit repeated on ``n_permutations`` relabellings of the identities
+        (same folds), counted as for ``auc_p_values_``.
     fusion_cv_auc_ : ndarray of shape (n_splits,)
         The per-fold AUCs behind ``fusion_auc_``.
     classifier_ : estimator
@@ -330,10 +464,15 @@ class MembershipGeometry(BaseEstimator):
     This is not a ``ClassifierMixin``: the classified objects are identities,
     not rows, and its ``y`` are identity labels. :meth:`score` is the held-out
     membership AUC (higher = leakier), so ``GridSearchCV`` without ``scoring``
-    selects the strongest attack, i.e. the tightest lower bound. Because the
-    statistics see only cluster geometry, every AUC here is a lower bound on
-    the membership information in the embeddings, and each is a point
-    estimate; compare against a same-domain non-member reference only.
+    selects the strongest attack. Because the statistics see only cluster
+    geometry, the *population* AUC of each is a lower bound on the
+    membership information in the embeddings. The sample AUC reported here
+    is not: with 20 + 20 identities and no signal at all, the best of four
+    statistics exceeds 0.5 by two standard errors in about 5% of audits.
+    The sample AUC carries its permutation p-value (``auc_p_values_``,
+    ``fusion_p_value_``) and its DeLong interval (``separability_``); claim a
+    membership signal only when the p-value says so. Compare against a
+    same-domain non-member reference only.
 
     ProtoCE on new data uses the identities of that new data as negatives,
     so its level depends on how many identities are audited together; AUCs
@@ -355,7 +494,9 @@ class MembershipGeometry(BaseEstimator):
     prototype_ce       0.82
     Name: auc, dtype: float64
     >>> round(mg.fusion_auc_, 2)
-    0.92
+    0.93
+    >>> mg.auc_p_values_.round(3).tolist()  # at most 1/(n_permutations + 1)
+    [0.001, 0.001, 0.001, 0.001]
     """
 
     _parameter_constraints: dict = {
@@ -366,6 +507,8 @@ class MembershipGeometry(BaseEstimator):
         "classifier": [HasMethods(["fit"]), None],
         "cv": ["cv_object"],
         "leave_one_out": ["boolean"],
+        "n_permutations": [Interval(Integral, 0, None, closed="left")],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
@@ -380,6 +523,8 @@ class MembershipGeometry(BaseEstimator):
         classifier=None,
         cv=5,
         leave_one_out=False,
+        n_permutations=999,
+        confidence_level=0.95,
         n_jobs=None,
         random_state=None,
     ):
@@ -390,6 +535,8 @@ class MembershipGeometry(BaseEstimator):
         self.classifier = classifier
         self.cv = cv
         self.leave_one_out = leave_one_out
+        self.n_permutations = n_permutations
+        self.confidence_level = confidence_level
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -446,8 +593,10 @@ class MembershipGeometry(BaseEstimator):
         self.identities_ = data.identities
         for attr in (
             "auc_",
+            "auc_p_values_",
             "separability_",
             "fusion_auc_",
+            "fusion_p_value_",
             "fusion_cv_auc_",
             "classifier_",
         ):
@@ -469,24 +618,32 @@ class MembershipGeometry(BaseEstimator):
         table.insert(1, "member", pd.array(m_id.astype(bool), "boolean"))
         self.statistics_ = table
 
-        aucs = {
-            s: _auc_ignoring_nan(m_id, table[s].to_numpy()) for s in self._statistics
-        }
-        self.auc_ = pd.Series(aucs, name="auc").rename_axis("statistic")
-        self.separability_ = pd.DataFrame(
-            {
-                "auc": self.auc_,
-                "members_higher": self.auc_ > 0.5,
-                "auc_se": [_auc_se(a, n1, n0) for a in self.auc_],
-                "n_members": n1,
-                "n_nonmembers": n0,
+        seed = _seed(self.random_state)
+        rng = np.random.default_rng(seed)
+        n_perm = self.n_permutations
+        z = sstats.norm.ppf(0.5 + self.confidence_level / 2.0)
+        rows = {}
+        for stat in self._statistics:
+            score = table[stat].to_numpy(dtype=np.float64)
+            ok = ~np.isnan(score)
+            auc, se = _delong(m_id[ok].astype(bool), score[ok])
+            rows[stat] = {
+                "auc": _auc_ignoring_nan(m_id, score),
+                "members_higher": auc > 0.5,
+                "auc_se": se,
+                "ci_low": max(auc - z * se, 0.0),
+                "ci_high": min(auc + z * se, 1.0),
+                "p_value": _auc_permutation_p_value(m_id, score, n_perm, rng),
+                "n_members": int(m_id[ok].sum()),
+                "n_nonmembers": int((1 - m_id[ok]).sum()),
             }
-        )
+        self.separability_ = pd.DataFrame.from_dict(rows, orient="index")
+        self.separability_.index.name = "statistic"
+        self.auc_ = self.separability_["auc"].copy()
+        self.auc_p_values_ = self.separability_["p_value"].rename("p_value")
 
         classifier = (
-            make_pipeline(
-                StandardScaler(), LogisticRegression(solver="newton-cholesky")
-            )
+            make_pipeline(StandardScaler(), LinearDiscriminantAnalysis())
             if self.classifier is None
             else self.classifier
         )
@@ -499,18 +656,38 @@ class MembershipGeometry(BaseEstimator):
                     f"{cv} non-member identities; got {n1} and {n0}. Lower cv or "
                     "audit more identities."
                 )
-            cv = StratifiedKFold(cv, shuffle=True, random_state=self.random_state)
+            cv = StratifiedKFold(cv, shuffle=True, random_state=seed)
         cv = check_cv(cv, m_id, classifier=True)
         # Rows are identities: each is its own group (so GroupKFold-like
         # splitters work too). Splits are materialised here so that no groups
-        # argument meets a routing-enabled cross_val_score.
+        # argument meets a routing-enabled cross_val_score, and so that every
+        # relabelling of the permutation null uses the very same folds.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="The groups parameter")
             splits = list(cv.split(F, m_id, groups=np.arange(len(m_id))))
-        self.fusion_cv_auc_ = cross_val_score(
-            clone(classifier), F, m_id, cv=splits, scoring="roc_auc", n_jobs=self.n_jobs
+        n = len(m_id)
+        perms = np.vstack([np.arange(n), _permutations(rng, n, n_perm)])
+        is_member = m_id.astype(bool)
+        if self.classifier is None:
+            # Standardising is affine, so it leaves LDA's held-out ranking
+            # unchanged; it only conditions the small solves.
+            Fs = (F - F.mean(axis=0)) / np.where(F.std(axis=0) > 0, F.std(axis=0), 1)
+            fold_aucs = _lda_fold_aucs(Fs, is_member, splits, perms)
+        else:
+            fold_aucs = np.vstack(
+                Parallel(n_jobs=self.n_jobs)(
+                    delayed(_classifier_fold_aucs)(classifier, F, m_id, splits, perm)
+                    for perm in perms
+                )
+            )
+        self.fusion_cv_auc_ = fold_aucs[0]
+        self.fusion_auc_ = float(np.mean(fold_aucs[0]))
+        null = fold_aucs[1:].mean(axis=1)
+        self.fusion_p_value_ = (
+            float((1.0 + np.sum(null >= self.fusion_auc_ - 1e-12)) / (1.0 + n_perm))
+            if n_perm > 0 and np.isfinite(self.fusion_auc_)
+            else float("nan")
         )
-        self.fusion_auc_ = float(np.mean(self.fusion_cv_auc_))
         self.classifier_ = clone(classifier).fit(F, m_id)
         return self
 
@@ -605,8 +782,9 @@ class MembershipGeometry(BaseEstimator):
         -------
         auc : float
             AUC, over the held-out identities, of the fitted fusion classifier
-            for members against non-members: a point estimate and a lower
-            bound on the membership information in the embeddings.
+            for members against non-members: a sample AUC (point estimate);
+            its population value is a lower bound on the membership
+            information in the embeddings.
         """
         check_is_fitted(self, "statistics_")
         if X is None and y is None:

@@ -50,9 +50,12 @@ def audit_reference_sets(
     results : pandas.DataFrame
         Tidy, one row per (reference, statistic): ``reference``, ``role``,
         ``statistic`` (the four statistics and ``"fusion"``, the
-        cross-validated fused AUC), ``auc`` (> 0.5 = members score higher),
-        ``auc_se`` (Hanley-McNeil; NaN for fusion), ``n_members``,
-        ``n_nonmembers``. All AUCs are point estimates.
+        out-of-fold fused AUC), ``auc`` (> 0.5 = members score higher),
+        ``auc_se`` (DeLong; NaN for fusion), ``ci_low``/``ci_high`` (the
+        estimator's ``confidence_level``; NaN for fusion), ``p_value`` (the
+        identity-level permutation p-value of the AUC), ``n_members``,
+        ``n_nonmembers``. Each AUC is the sample AUC, a point estimate; the
+        population AUC is the lower bound on membership information.
 
     Examples
     --------
@@ -124,6 +127,9 @@ def audit_reference_sets(
                     "statistic": stat,
                     "auc": sep.loc[stat, "auc"],
                     "auc_se": sep.loc[stat, "auc_se"],
+                    "ci_low": sep.loc[stat, "ci_low"],
+                    "ci_high": sep.loc[stat, "ci_high"],
+                    "p_value": sep.loc[stat, "p_value"],
                     "n_members": sep.loc[stat, "n_members"],
                     "n_nonmembers": sep.loc[stat, "n_nonmembers"],
                 }
@@ -135,6 +141,9 @@ def audit_reference_sets(
                 "statistic": "fusion",
                 "auc": mg.fusion_auc_,
                 "auc_se": np.nan,
+                "ci_low": np.nan,
+                "ci_high": np.nan,
+                "p_value": mg.fusion_p_value_,
                 "n_members": int(sep["n_members"].iloc[0]),
                 "n_nonmembers": int(sep["n_nonmembers"].iloc[0]),
             }
