@@ -92,15 +92,45 @@ def test_bad_input_is_reported(data):
         GaussMechAuditor().fit(X, None)
 
 
+@pytest.fixture
+def dispatch_everything(monkeypatch):
+    # Send every audit to the workers, however small (the cost model would
+    # keep these tiny audits in process).
+    from skprivacy.auditors import _base
+
+    monkeypatch.setattr(_base, "_IN_PROCESS_SECONDS", 0.0)
+
+
 @pytest.mark.parametrize("auditor", AUDITORS, ids=IDS)
-def test_n_jobs_gives_identical_results(auditor, data):
+def test_n_jobs_gives_identical_results(auditor, data, dispatch_everything):
     X, ids = data
     one = clone(auditor).set_params(n_jobs=1).fit(X, ids).results_
     two = clone(auditor).set_params(n_jobs=2).fit(X, ids).results_
     pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
-def test_exhaustive_mmd_chunks_identical_under_threads(data):
+@pytest.mark.parametrize("auditor", AUDITORS, ids=IDS)
+def test_small_audits_stay_in_process(auditor, data, monkeypatch):
+    # Below the cost threshold no worker is started whatever n_jobs says, and
+    # the results are those of the dispatched run.
+    from skprivacy.auditors import _base
+
+    X, ids = data
+    est = clone(auditor).set_params(n_jobs=2)
+    dispatched = clone(est)
+    monkeypatch.setattr(_base, "_IN_PROCESS_SECONDS", 0.0)
+    expected = dispatched.fit(X, ids).results_
+    monkeypatch.undo()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a small audit dispatched to joblib workers")
+
+    monkeypatch.setattr(_base, "Parallel", refuse)
+    got = est.fit(X, ids).results_
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def test_exhaustive_mmd_chunks_identical_under_threads(data, dispatch_everything):
     X, ids = data
     one = MMDTVAuditor(n_pairs=None, n_jobs=1).fit(X, ids).results_
     with joblib.parallel_config(backend="threading"):
@@ -108,7 +138,7 @@ def test_exhaustive_mmd_chunks_identical_under_threads(data):
     pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
-def test_dask_backend_identical(data):
+def test_dask_backend_identical(data, dispatch_everything):
     pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
     X, ids = data

@@ -52,6 +52,29 @@ def test_gaussmech_matches_naive_every_pair(data, request):
     assert auditor.guarantee_ == "point estimate"
 
 
+@pytest.mark.parametrize("auditor", ["gauss", "kde"])
+def test_few_pairs_of_many_shuffled_identities_match_naive(auditor):
+    # 3,000 identities in shuffled row order, 12 pairs: only the pairs'
+    # identities are gathered, and each pair equals the naive computation.
+    rng = np.random.default_rng(5)
+    n_ids, per, d = 3000, 4, 6
+    ids = rng.permutation(np.repeat(np.arange(n_ids) * 7, per))
+    X = rng.normal(size=(len(ids), d)) + (ids[:, None] % 5)
+    est = (
+        GaussMechAuditor(n_pairs=12)
+        if auditor == "gauss"
+        else KDELRAuditor(n_pairs=12, grid_size=31)
+    ).fit(X, ids)
+    Z = _unit(X)
+    for t, (a, b) in enumerate(zip(est.results_["id_a"], est.results_["id_b"])):
+        A, B = Z[ids == a], Z[ids == b]
+        if auditor == "gauss":
+            expected = naive_gauss(A, B, 1e-5)
+        else:
+            expected = naive_kde_lr(A, B, 0.0, grid_size=31)[0]
+        assert est.results_["epsilon"].iloc[t] == pytest.approx(expected, rel=1e-6)
+
+
 def test_gaussmech_hand_case():
     # A at angles +-45 deg around e1, B around e2: means differ by sqrt(2) cos 45 = 1,
     # residual RMS per coordinate sin(45)/sqrt(2) = 1/2, so eps = 2 sqrt(2 ln 1.25e5).

@@ -46,8 +46,17 @@ Hooks
 ``_make_chunks(self, data, pairs) -> list[ndarray]`` (optional)
     Index arrays into ``pairs``, one per joblib task; together a partition of
     ``range(len(pairs))``. The default splits the audit order into contiguous
-    chunks whose size depends only on ``len(pairs)`` (never on ``n_jobs``),
-    so the same computations run whatever the parallel setting.
+    chunks of about ``_CHUNK_SECONDS`` of estimated work each (see
+    ``_estimate_seconds``); the size depends only on the data and the pairs
+    (never on ``n_jobs``), so the same computations run whatever the parallel
+    setting.
+``_estimate_seconds(self, data, pairs) -> float or None`` (optional)
+    Cost model: estimated single-core seconds of the whole audit. An audit
+    estimated below ``_IN_PROCESS_SECONDS`` runs its chunks in the calling
+    process whatever ``n_jobs`` says (starting workers and shipping them the
+    data would cost more than the work); so does any audit when joblib
+    resolves ``n_jobs`` to one worker. Results are identical either way: the
+    same chunks run. The default ``None`` (unknown cost) always dispatches.
 
 Subclasses declare their own ``__init__`` (storing parameters only, including
 ``n_pairs``, ``n_jobs`` and ``random_state``) and extend
@@ -59,14 +68,34 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from skprivacy.utils import IdentityData, identity_pairs, validate_identity_data
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
 
-__all__ = ["BasePairAuditor", "PairAuditContext", "grouped_rows", "summarize"]
+__all__ = [
+    "BasePairAuditor",
+    "PairAuditContext",
+    "grouped_rows",
+    "pair_identity_rows",
+    "summarize",
+]
+
+# Audits estimated below this many single-core seconds run in the calling
+# process whatever n_jobs says: starting a worker pool and memory-mapping the
+# embeddings cost ~0.5-1 s on a 2-core machine (measured with loky), more than
+# the work they would share.
+_IN_PROCESS_SECONDS = 1.0
+# Target estimated cost of one chunk (one joblib task): large enough that the
+# per-task overhead (~1 ms in process, more across workers) is negligible,
+# small enough that two workers share the work evenly.
+_CHUNK_SECONDS = 0.1
+# Cost-model rates (conservative single-core figures of the development
+# machine): small float64 matrix products, and elementwise transcendental work.
+FLOP_RATE = 5e9
+ELEMENT_RATE = 2e8
 
 _SUMMARIES = {"median", "max"}
 _GUARANTEES = {"point estimate", "certificate"}
@@ -105,7 +134,7 @@ def summarize(values, kind):
     raise ValueError(f"Unknown summary {kind!r}; expected 'median' or 'max'.")
 
 
-def grouped_rows(data):
+def grouped_rows(data, dtype=np.float64):
     """Rows of ``data.X`` grouped by identity code, and the group offsets.
 
     Returns ``(Xs, starts)``: rows of identity ``i`` are
@@ -116,11 +145,13 @@ def grouped_rows(data):
     ----------
     data : IdentityData
         Validated data.
+    dtype : dtype or None, default=np.float64
+        Dtype of ``Xs``; ``None`` keeps the dtype of ``data.X``.
 
     Returns
     -------
     Xs : ndarray of shape (n_samples, n_features)
-        Grouped rows (C-contiguous float64).
+        Grouped rows (C-contiguous).
     starts : ndarray of shape (n_identities + 1,)
         Group offsets.
     """
@@ -130,7 +161,67 @@ def grouped_rows(data):
         Xs = data.X
     else:
         Xs = data.X[np.argsort(codes, kind="stable")]
-    return np.ascontiguousarray(Xs, dtype=np.float64), starts
+    return np.ascontiguousarray(Xs, dtype=dtype), starts
+
+
+def pair_identity_rows(data, pairs, dtype=np.float64):
+    """Return the grouped rows of only the identities that occur in ``pairs``.
+
+    An audit of a few pairs among many identities must not cost time or
+    memory in the number of identities: this gathers the rows of the
+    identities the pairs need (all of them, without a copy, when every
+    identity occurs and the rows are already grouped).
+
+    Parameters
+    ----------
+    data : IdentityData
+        Validated data.
+    pairs : ndarray of shape (n_pairs, 2)
+        Identity codes.
+    dtype : dtype or None, default=np.float64
+        Dtype of ``Xs``; ``None`` keeps the dtype of ``data.X``.
+
+    Returns
+    -------
+    slot : ndarray of shape (n_identities,)
+        ``slot[code]`` is the index of identity ``code`` among the gathered
+        identities (-1 for identities not gathered). When the rows are
+        grouped and the pairs need at least half of them, every identity is
+        gathered, without a copy.
+    Xs : ndarray of shape (n_gathered_rows, n_features)
+        The rows of the gathered identities, grouped, in code order.
+    starts : ndarray of shape (n_used + 1,)
+        Rows of gathered identity ``s`` are ``Xs[starts[s]:starts[s + 1]]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from skprivacy.auditors._base import pair_identity_rows
+    >>> from skprivacy.utils import validate_identity_data
+    >>> data = validate_identity_data(
+    ...     BaseEstimator(), np.eye(6) + 1, [0, 0, 1, 1, 2, 2]
+    ... )
+    >>> slot, Xs, starts = pair_identity_rows(data, np.array([[0, 2]]))
+    >>> slot.tolist(), Xs.shape, starts.tolist()
+    ([0, -1, 1], (4, 6), [0, 2, 4])
+    """
+    k = data.n_identities
+    used = np.unique(np.asarray(pairs, dtype=np.intp))
+    codes = data.codes
+    grouped = codes.size and np.all(codes[1:] >= codes[:-1])
+    if len(used) == k or (grouped and 2 * data.counts[used].sum() >= codes.size):
+        # (Nearly) every row is needed and the rows are grouped: use them in
+        # place rather than copying most of them.
+        Xs, starts = grouped_rows(data, dtype)
+        return np.arange(k, dtype=np.intp), Xs, starts
+    slot = np.full(k, -1, dtype=np.intp)
+    slot[used] = np.arange(len(used))
+    row_slot = slot[data.codes]
+    rows = np.flatnonzero(row_slot >= 0)
+    rows = rows[np.argsort(row_slot[rows], kind="stable")]
+    starts = np.concatenate([[0], np.cumsum(data.counts[used])])
+    return slot, np.ascontiguousarray(data.X[rows], dtype=dtype), starts
 
 
 def _entropy(random_state):
@@ -303,12 +394,27 @@ class BasePairAuditor(BaseEstimator):
     def _prepare_audit(self, data, pairs):
         return None
 
+    def _estimate_seconds(self, data, pairs):
+        return None
+
     def _make_chunks(self, data, pairs):
         n = len(pairs)
-        # Size depends on the number of pairs only, so chunking (and hence
+        # Size depends on the data and the pairs only, so chunking (and hence
         # every floating-point operation) is the same for any n_jobs/backend.
-        size = int(np.clip(-(-n // 64), 16, 2048))
+        seconds = self._estimate_seconds(data, pairs)
+        if seconds is None:
+            size = int(np.clip(-(-n // 64), 16, 2048))
+        else:
+            per_pair = max(float(seconds), 1e-12) / max(n, 1)
+            size = int(np.clip(_CHUNK_SECONDS / per_pair, 1, 1 << 16))
         return [np.arange(s, min(s + size, n)) for s in range(0, n, size)]
+
+    def _in_process(self, data, pairs):
+        """Whether the chunks run in the calling process (see the cost model)."""
+        if effective_n_jobs(self.n_jobs) == 1:
+            return True
+        seconds = self._estimate_seconds(data, pairs)
+        return seconds is not None and seconds < _IN_PROCESS_SECONDS
 
     def _summary_kind(self):
         return self._summary
@@ -345,18 +451,32 @@ class BasePairAuditor(BaseEstimator):
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(data, pairs)]
         layout, state_values = _flatten(context.state)
         arrays = [getattr(data, f) for f in _DATA_FIELDS] + state_values
-        outs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_run_chunk)(
-                self,
-                pairs[idx],
-                context.n_pairs_total,
-                context.seed,
-                data.drop_report,
-                layout,
-                *arrays,
+        if self._in_process(data, pairs):
+            outs = [
+                _run_chunk(
+                    self,
+                    pairs[idx],
+                    context.n_pairs_total,
+                    context.seed,
+                    data.drop_report,
+                    layout,
+                    *arrays,
+                )
+                for idx in chunks
+            ]
+        else:
+            outs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_run_chunk)(
+                    self,
+                    pairs[idx],
+                    context.n_pairs_total,
+                    context.seed,
+                    data.drop_report,
+                    layout,
+                    *arrays,
+                )
+                for idx in chunks
             )
-            for idx in chunks
-        )
         order = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.intp)
         if len(order) != len(pairs) or (
             len(order) and not np.array_equal(np.sort(order), np.arange(len(pairs)))

@@ -5,38 +5,73 @@
 from numbers import Real
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
-from skprivacy.auditors._base import BasePairAuditor, grouped_rows
+from skprivacy.auditors._base import (
+    FLOP_RATE,
+    BasePairAuditor,
+    pair_identity_rows,
+)
 from skprivacy.utils._sklearn import Interval
 
 __all__ = ["GaussMechAuditor"]
 
 
-def identity_moments(data):
+# Rows per block of the vectorised moment pass (bounds the residual temporary).
+_BLOCK_ROWS = 8192
+
+
+def identity_moments(data, pairs=None):
     """Per-identity means and RMS residual scales of an ``IdentityData``.
 
-    Returns ``(means, sigmas)`` with ``means`` of shape (n_identities, d) and
-    ``sigmas[i] = sqrt(sum_j ||z_ij - mean_i||^2 / (n_i d))``.
+    Returns ``(slot, means, sigmas)`` for the identities occurring in
+    ``pairs`` (every identity when ``pairs`` is None): the moments of
+    identity ``code`` are row ``slot[code]`` of ``means`` (shape
+    ``(n_used, d)``) and ``sigmas[slot[code]] = sqrt(sum_j ||z_j - mean||^2 /
+    (n d))``.
     """
-    Xs, starts = grouped_rows(data)
-    k, d = data.n_identities, Xs.shape[1]
+    if pairs is None:
+        pairs = np.arange(data.n_identities)
+    slot, Xs, starts = pair_identity_rows(data, pairs)
+    k, d = len(starts) - 1, Xs.shape[1]
+    counts = np.diff(starts)
     means = np.empty((k, d))
     ss = np.empty(k)
-    # Residuals computed directly (not as E||z||^2 - ||mean||^2) to avoid
-    # cancellation, one identity block at a time to bound memory.
-    for i in range(k):
-        R = Xs[starts[i] : starts[i + 1]]
-        means[i] = R.mean(axis=0)
-        if not (R != R[0]).any():
-            # Identical rows: the residual scale is exactly 0 (the computed mean
-            # can differ from the rows by rounding, which would give sigma ~ 1e-17
-            # and a finite ε ~ 1e17 instead of the documented inf).
-            means[i], ss[i] = R[0], 0.0
-            continue
-        r = R - means[i]
-        ss[i] = np.einsum("ij,ij->", r, r)
-    sigmas = np.sqrt(ss / (data.counts * d))
-    return means, sigmas
+    # Blocks of whole identities; residuals computed directly (not as
+    # E||z||^2 - ||mean||^2) to avoid cancellation.
+    i = 0
+    while i < k:
+        j = int(np.searchsorted(starts, starts[i] + _BLOCK_ROWS, side="right")) - 1
+        j = min(max(j, i + 1), k)
+        R = Xs[starts[i] : starts[j]]
+        owner = np.repeat(np.arange(j - i), counts[i:j])
+        # Segment sums as a sparse indicator product (one pass, vectorised
+        # over columns; reduceat along rows is several times slower).
+        indicator = csr_matrix(
+            (np.ones(len(owner)), (owner, np.arange(len(owner)))),
+            shape=(j - i, len(owner)),
+        )
+        means[i:j] = (indicator @ R) / counts[i:j, None]
+        # sum ||z - mean||^2 = sum ||z||^2 - n ||mean||^2, whose rounding error
+        # is ~1e-16 sum ||z||^2; where that is not 1e-10 of the result
+        # (nearly constant identities) the residuals are summed directly.
+        total = np.bincount(owner, np.einsum("ij,ij->i", R, R), minlength=j - i)
+        fast = total - counts[i:j] * np.einsum("ij,ij->i", means[i:j], means[i:j])
+        ss[i:j] = fast
+        for t in np.flatnonzero(fast <= 1e-6 * total):
+            r = R[starts[i + t] - starts[i] : starts[i + t + 1] - starts[i]]
+            if not (r != r[0]).any():
+                # Identical rows: the residual scale is exactly 0 (the computed
+                # mean can differ from the rows by rounding, which would give
+                # sigma ~ 1e-17 and a finite ε ~ 1e17 instead of the documented
+                # inf).
+                means[i + t], ss[i + t] = r[0], 0.0
+                continue
+            r = r - means[i + t]
+            ss[i + t] = np.einsum("ij,ij->", r, r)
+        i = j
+    sigmas = np.sqrt(ss / (counts * d))
+    return slot, means, sigmas
 
 
 class GaussMechAuditor(BasePairAuditor):
@@ -141,12 +176,17 @@ class GaussMechAuditor(BasePairAuditor):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    def _estimate_seconds(self, data, pairs):
+        # Moments (a few passes over the used rows) plus a d-vector per pair.
+        d = data.X.shape[1]
+        return (4.0 * data.X.shape[0] * d + 4.0 * len(pairs) * d) / FLOP_RATE
+
     def _prepare_audit(self, data, pairs):
-        return identity_moments(data)
+        return identity_moments(data, pairs)
 
     def _audit_pairs(self, data, pairs, context):
-        means, sigmas = context.state
-        a, b = pairs[:, 0], pairs[:, 1]
+        slot, means, sigmas = context.state
+        a, b = slot[pairs[:, 0]], slot[pairs[:, 1]]
         delta_mean = np.linalg.norm(means[a] - means[b], axis=1)
         sigma = np.maximum(sigmas[a], sigmas[b])
         factor = np.sqrt(2.0 * np.log(1.25 / self.delta))

@@ -6,7 +6,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skprivacy.auditors._base import BasePairAuditor, grouped_rows
+from skprivacy.auditors._base import (
+    ELEMENT_RATE,
+    FLOP_RATE,
+    BasePairAuditor,
+    pair_identity_rows,
+)
 from skprivacy.utils._sklearn import Interval, validate_params
 
 __all__ = ["KDELRAuditor", "kde_lr_alpha_sweep", "silverman_bandwidth"]
@@ -120,9 +125,10 @@ def kde_on_grid(X, h, lo, step, grid_size):
     return out
 
 
-def _identity_bandwidths(data):
-    Xs, starts = grouped_rows(data)
-    k, d = data.n_identities, Xs.shape[1]
+def _identity_bandwidths(data, pairs):
+    # Only the identities occurring in the pairs (slot maps codes to rows).
+    slot, Xs, starts = pair_identity_rows(data, pairs)
+    k, d = len(starts) - 1, Xs.shape[1]
     h = np.empty((k, d))
     xmin = np.empty((k, d))
     xmax = np.empty((k, d))
@@ -131,7 +137,7 @@ def _identity_bandwidths(data):
         h[i] = silverman_bandwidth(R)
         xmin[i] = R.min(axis=0)
         xmax[i] = R.max(axis=0)
-    return {"X": Xs, "starts": starts, "h": h, "min": xmin, "max": xmax}
+    return {"slot": slot, "X": Xs, "starts": starts, "h": h, "min": xmin, "max": xmax}
 
 
 class KDELRAuditor(BasePairAuditor):
@@ -266,8 +272,16 @@ class KDELRAuditor(BasePairAuditor):
         """Per-dimension maxima, shape (n_pairs_audited, n_features)."""
         return self.pair_details_["epsilon_per_dimension"]
 
+    def _estimate_seconds(self, data, pairs):
+        # Per pair: a few exponentials per sample and dimension, and two
+        # multiplications per sample, dimension and grid point (kde_on_grid).
+        n, d = data.X.shape
+        rows = 2.0 * n / max(data.n_identities, 1)
+        per_pair = rows * d * (3.0 / ELEMENT_RATE + 2.0 * self.grid_size / FLOP_RATE)
+        return per_pair * len(pairs)
+
     def _prepare_audit(self, data, pairs):
-        return _identity_bandwidths(data)
+        return _identity_bandwidths(data, pairs)
 
     def _audit_pairs(self, data, pairs, context):
         st = context.state
@@ -276,7 +290,7 @@ class KDELRAuditor(BasePairAuditor):
         n, d = len(pairs), Xs.shape[1]
         per_dim = np.empty((len(alphas), n, d))
         G = self.grid_size
-        for t, (a, b) in enumerate(pairs):
+        for t, (a, b) in enumerate(st["slot"][pairs].tolist()):
             ha, hb = h[a], h[b]
             hmax = np.maximum(ha, hb)
             lo = np.minimum(st["min"][a], st["min"][b]) - self.margin * hmax

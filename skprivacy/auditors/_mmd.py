@@ -8,7 +8,12 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from skprivacy.auditors._base import BasePairAuditor, grouped_rows
+from skprivacy.auditors._base import (
+    ELEMENT_RATE,
+    FLOP_RATE,
+    BasePairAuditor,
+    pair_identity_rows,
+)
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
@@ -225,11 +230,16 @@ def permutation_test(Z, n_a, sigma, n_permutations, rng=None, *, indicators=None
     return (b + 1.0) / (n_permutations + 1.0), float(observed)
 
 
-def _identity_state(data):
-    """Rows grouped by identity, squared norms and within-identity distances."""
-    Xs, starts = grouped_rows(data)
+def _identity_state(data, pairs):
+    """Rows of the pairs' identities grouped, squared norms, within distances.
+
+    Only identities occurring in ``pairs`` are gathered (``slot`` maps codes
+    to them), so a short audit of many identities costs nothing for the
+    others.
+    """
+    slot, Xs, starts = pair_identity_rows(data, pairs)
     sq = np.einsum("ij,ij->i", Xs, Xs)
-    counts = data.counts
+    counts = np.diff(starts)
     tri_sizes = counts * (counts - 1) // 2
     tri_starts = np.concatenate([[0], np.cumsum(tri_sizes)])
     within = np.empty(int(tri_starts[-1]))
@@ -240,8 +250,16 @@ def _identity_state(data):
         iu = np.triu_indices(e - s, k=1)
         # Sorted: the median selection brackets ranks with searchsorted.
         within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
-    centre, half_range, moments = _within_moments(within, tri_starts)
+    # The moment series pays off for identities in many pairs (one pass per
+    # moment, once, against one exponential pass per pair for direct sums).
+    uses = np.bincount(
+        slot[np.asarray(pairs, dtype=np.intp)].ravel(), minlength=len(counts)
+    )
+    centre, half_range, moments = _within_moments(
+        within, tri_starts, uses >= _MOMENT_MIN_USES
+    )
     return {
+        "slot": slot,
         "X": Xs,
         "sq": sq,
         "starts": starts,
@@ -255,15 +273,19 @@ def _identity_state(data):
 
 # Number of centred power moments kept per identity (enough for x <= 3 below).
 _N_MOMENTS = 48
+# Identities in fewer pairs than this get direct within sums (no moments).
+_MOMENT_MIN_USES = 8
 # Largest gamma * half_range for which the within sums use the moment series.
 _SERIES_MAX_X = 3.0
 
 
-def _within_moments(within, tri):
+def _within_moments(within, tri, series=None):
     """Centred power moments of each identity's within squared distances.
 
     For identity ``i`` with sorted values ``w``: ``centre = (w_min + w_max)/2``,
     ``half_range = (w_max - w_min)/2`` and ``moments[i, k] = sum((w - centre)**k)``.
+    Identities with ``series[i]`` False get only the count ``moments[i, 0]``
+    and ``half_range = inf`` (their kernel sums are direct).
     """
     k = len(tri) - 1
     centre = np.zeros(k)
@@ -272,6 +294,10 @@ def _within_moments(within, tri):
     for i in range(k):
         w = within[tri[i] : tri[i + 1]]
         if w.size == 0:
+            continue
+        if series is not None and not series[i]:
+            moments[i, 0] = w.size
+            half_range[i] = np.inf
             continue
         centre[i] = 0.5 * (w[0] + w[-1])
         half_range[i] = 0.5 * (w[-1] - w[0])
@@ -535,7 +561,19 @@ class MMDTVAuditor(BasePairAuditor):
         # Many small per-identity products: one BLAS thread is fastest (and
         # deterministic, see _audit_pairs).
         with _single_blas_thread():
-            return _identity_state(data)
+            return _identity_state(data, pairs)
+
+    def _estimate_seconds(self, data, pairs):
+        # Per pair: the cross Gram block, then a few elementwise passes
+        # (distances, exponentials per bandwidth, the median selection) over
+        # the pair's pooled distances; permutations are one product each.
+        n, d = data.X.shape
+        m = n / max(data.n_identities, 1)
+        scales = len(getattr(self, "_sweep_scales", None) or (1,))
+        per_pair = 2.0 * m * m * d / FLOP_RATE + (4 + scales) * 2 * m * m / ELEMENT_RATE
+        per_pair += self.n_permutations * 2.0 * (2 * m) ** 2 / FLOP_RATE
+        within = m * m * d / FLOP_RATE + m * m / ELEMENT_RATE
+        return per_pair * len(pairs) + within * min(2 * len(pairs), data.n_identities)
 
     def _make_chunks(self, data, pairs):
         blk = _blocks(data.counts)
@@ -596,7 +634,7 @@ class MMDTVAuditor(BasePairAuditor):
         Xs, starts = state["X"], state["starts"]
         m = self.n_permutations
         cache = {}
-        for t, a, b, na in jobs:
+        for t, a, b, na, code_a, code_b in jobs:
             n = int(starts[b + 1] - starts[b] + na)
             key = (int(na), n - int(na))
             shared = m * n <= (1 << 22)
@@ -612,7 +650,7 @@ class MMDTVAuditor(BasePairAuditor):
                 int(na),
                 sigma[t],
                 m,
-                context.pair_rng(a, b),
+                context.pair_rng(code_a, code_b),
                 indicators=cache.get(key) if shared else None,
             )
 
@@ -620,6 +658,9 @@ class MMDTVAuditor(BasePairAuditor):
         state = dict(context.state)
         # Python floats: the moment series runs a short scalar loop per pair.
         state["moments_list"] = state["moments"].tolist()
+        codes = pairs
+        # Rows and per-identity state are indexed by slot; seeds use the codes.
+        pairs = state["slot"][codes]
         starts, within, tri = state["starts"], state["within"], state["tri"]
         scales = getattr(self, "_sweep_scales", None)
         sweep = scales is not None
@@ -661,7 +702,7 @@ class MMDTVAuditor(BasePairAuditor):
                         state, a, b, wa, wb, cross, na, nb, sigma[t, s]
                     )
                 if self.n_permutations and not sweep:
-                    perm_jobs.append((t, a, b, na))
+                    perm_jobs.append((t, a, b, na, *codes[t]))
                 if certify:
                     if fixed:
                         cs = sigma[t, 0]
