@@ -200,11 +200,11 @@ def pair_identity_rows(data, pairs, dtype=np.float64):
     >>> from skprivacy.auditors._base import pair_identity_rows
     >>> from skprivacy.utils import validate_identity_data
     >>> data = validate_identity_data(
-    ...     BaseEstimator(), np.eye(6) + 1, [0, 0, 1, 1, 2, 2]
+    ...     BaseEstimator(), np.eye(10) + 1, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
     ... )
     >>> slot, Xs, starts = pair_identity_rows(data, np.array([[0, 2]]))
     >>> slot.tolist(), Xs.shape, starts.tolist()
-    ([0, -1, 1], (4, 6), [0, 2, 4])
+    ([0, -1, 1, -1, -1], (4, 10), [0, 2, 4])
     """
     k = data.n_identities
     used = np.unique(np.asarray(pairs, dtype=np.intp))
