@@ -59,10 +59,11 @@ def test_tar_matches_independent_computation_raw(split, far):
     auditor = OpenSetVerificationAuditor("raw", far=far).fit(Xtr, idtr)
     tar, thr, n_gen, n_imp = _naive_tar(Xte, idte, far)
     assert auditor.score(Xte, idte) == pytest.approx(tar, abs=1e-12)
-    assert auditor.threshold_ == pytest.approx(thr, abs=1e-12)
-    assert (auditor.n_genuine_pairs_, auditor.n_impostor_pairs_) == (n_gen, n_imp)
-    assert auditor.far_achieved_ <= far
-    assert not auditor.impostor_pairs_sampled_
+    audit = auditor.audit(Xte, idte)
+    assert audit.threshold == pytest.approx(thr, abs=1e-12)
+    assert (audit.n_genuine_pairs, audit.n_impostor_pairs) == (n_gen, n_imp)
+    assert audit.far_achieved <= far
+    assert not audit.impostor_pairs_sampled
 
 
 def test_tar_matches_independent_computation_ridge(split):
@@ -75,7 +76,7 @@ def test_tar_matches_independent_computation_ridge(split):
     F = ridge.predict(Xte / np.linalg.norm(Xte, axis=1, keepdims=True))
     tar, thr, _, _ = _naive_tar(F, idte, 1e-2)
     assert auditor.score(Xte, idte) == pytest.approx(tar, abs=1e-12)
-    assert auditor.threshold_ == pytest.approx(thr, abs=1e-10)
+    assert auditor.audit(Xte, idte).threshold == pytest.approx(thr, abs=1e-10)
 
 
 def test_tar_at_far_hand_worked_case():
@@ -98,9 +99,9 @@ def test_unresolvable_far_warns(split):
     Xtr, idtr, Xte, idte = split
     auditor = OpenSetVerificationAuditor("raw", far=1e-4).fit(Xtr, idtr)
     with pytest.warns(UnresolvableRateWarning, match="at least 10000"):
-        auditor.score(Xte, idte)
-    assert not auditor.resolvable_
-    assert auditor.far_achieved_ == 0.0
+        audit = auditor.audit(Xte, idte)
+    assert not audit.resolvable
+    assert audit.far_achieved == 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnresolvableRateWarning)
         OpenSetVerificationAuditor("raw", far=1e-2).fit(Xtr, idtr).score(Xte, idte)
@@ -112,28 +113,30 @@ def test_impostor_sampling_is_seeded_and_sized(split):
     a = OpenSetVerificationAuditor("raw", **kw).fit(Xtr, idtr)
     b = OpenSetVerificationAuditor("raw", **kw).fit(Xtr, idtr)
     assert a.score(Xte, idte) == b.score(Xte, idte)
-    assert a.impostor_pairs_sampled_
-    assert a.n_impostor_pairs_ == 3000
-    assert a.n_impostor_pairs_total_ == 120 * 119 // 2 - 15 * 28
+    audit = a.audit(Xte, idte)
+    assert audit.impostor_pairs_sampled
+    assert audit.n_impostor_pairs == 3000
+    assert audit.n_impostor_pairs_total == 120 * 119 // 2 - 15 * 28
     # The sample estimates the same quantity as the exhaustive audit.
     full = OpenSetVerificationAuditor("raw", far=1e-2).fit(Xtr, idtr)
-    assert abs(full.score(Xte, idte) - a.tar_) < 0.15
+    assert abs(full.score(Xte, idte) - audit.tar) < 0.15
 
 
 def test_score_attributes_roc_and_results(split):
     Xtr, idtr, Xte, idte = split
     auditor = OpenSetVerificationAuditor(far=1e-2).fit(Xtr, idtr)
-    with pytest.raises(ValueError, match="not scored any data"):
-        auditor.score()
+    state = dict(vars(auditor))
     tar = auditor.score(Xte, idte)
-    assert auditor.score() == tar
-    lo, hi = auditor.tar_interval_
+    assert vars(auditor).keys() == state.keys()  # score has no side effects
+    audit = auditor.audit(Xte, idte)
+    assert audit.tar == tar
+    lo, hi = audit.tar_interval
     assert lo <= tar <= hi
-    assert list(auditor.roc_.columns) == ["far", "tar", "threshold"]
-    assert auditor.roc_["far"].is_monotonic_increasing
-    assert 0.5 < auditor.auc_ <= 1
-    assert len(auditor.results_) == 15
-    assert auditor.results_["n_genuine_pairs"].sum() == auditor.n_genuine_pairs_
+    assert list(audit.roc.columns) == ["far", "tar", "threshold"]
+    assert audit.roc["far"].is_monotonic_increasing
+    assert 0.5 < audit.auc <= 1
+    assert len(audit.results) == 15
+    assert audit.results["n_genuine_pairs"].sum() == audit.n_genuine_pairs
 
 
 def test_overlapping_identities_warn(split):
@@ -209,14 +212,16 @@ def test_synthetic_acceptance_tar_and_attribute_utility():
     train, test = ids < 80, ids >= 80
     kw = {"far": 1e-4, "max_impostor_pairs": 300_000, "random_state": 0}
     before = OpenSetVerificationAuditor(**kw).fit(X[train], ids[train])
-    tar_before = before.score(X[test], ids[test])
+    audit_before = before.audit(X[test], ids[test])
+    tar_before = audit_before.tar
     isp = ISP(n_components=6).fit(X[train], ids[train])
     # The estimated subspace is the planted one.
     assert subspace_angles_max(isp.components_.T, b.identity_basis) < 0.2
     Z = isp.transform(X)
     after = OpenSetVerificationAuditor(**kw).fit(Z[train], ids[train])
-    tar_after = after.score(Z[test], ids[test])
-    assert before.resolvable_ and after.resolvable_
+    audit_after = after.audit(Z[test], ids[test])
+    tar_after = audit_after.tar
+    assert audit_before.resolvable and audit_after.resolvable
     assert tar_before > 0.3
     assert tar_after <= 0.01
     acc_before = attribute_probe_accuracy(X[test], attr[test], groups=ids[test])

@@ -54,15 +54,18 @@ for name, eraser in erasers.items():
     else:
         Z = eraser.fit(X[fit_side], ids[fit_side]).transform(X)
     auditor = OpenSetVerificationAuditor(far=1e-4, random_state=0)
-    tar = auditor.fit(Z[fit_side], ids[fit_side]).score(Z[audit_side], ids[audit_side])
-    rocs[name] = auditor.roc_
+    audit = auditor.fit(Z[fit_side], ids[fit_side]).audit(
+        Z[audit_side], ids[audit_side]
+    )
+    tar = audit.tar
+    rocs[name] = audit.roc
     rows.append(
         {
             "eraser": name,
             "TAR@1e-4": tar,
-            "CP low": auditor.tar_interval_[0],
-            "CP high": auditor.tar_interval_[1],
-            "impostor pairs": auditor.n_impostor_pairs_,
+            "CP low": audit.tar_interval[0],
+            "CP high": audit.tar_interval[1],
+            "impostor pairs": audit.n_impostor_pairs,
             "attribute acc.": attribute_probe_accuracy(
                 Z[audit_side], attribute[audit_side], groups=ids[audit_side]
             ),

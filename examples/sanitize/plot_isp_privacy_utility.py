@@ -47,9 +47,9 @@ half = ids <= "subject08"
 auditor = OpenSetVerificationAuditor(far=1e-4, random_state=0)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always", UnresolvableRateWarning)
-    auditor.fit(X[half], ids[half]).score(X[~half], ids[~half])
+    audit = auditor.fit(X[half], ids[half]).audit(X[~half], ids[~half])
 print(caught[0].message)
-print("impostor pairs:", auditor.n_impostor_pairs_)
+print("impostor pairs:", audit.n_impostor_pairs)
 
 # %%
 # The sweep

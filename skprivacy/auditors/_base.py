@@ -577,7 +577,6 @@ class BasePairAuditor(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.target_tags.one_d_labels = True
         # Rows with NaN/inf are dropped and reported, not rejected.
         tags.input_tags.allow_nan = True
         return tags

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Identity Sanitization Projection (ISP, paper 003)."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy import linalg
@@ -14,7 +14,12 @@ from skprivacy.sanitize._base import (
     _single_threaded_blas,
     low_rank_update,
 )
-from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
+from skprivacy.utils._sklearn import (
+    Interval,
+    RealNotInt,
+    _fit_context,
+    check_is_fitted,
+)
 
 __all__ = ["ISP"]
 
@@ -127,7 +132,7 @@ class ISP(_BaseIdentityEraser):
     _parameter_constraints: dict = {
         "n_components": [
             Interval(Integral, 0, None, closed="left"),
-            Interval(Real, 0, 1, closed="neither"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
             None,
         ],
         "renormalize": ["boolean"],

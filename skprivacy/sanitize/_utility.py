@@ -204,13 +204,12 @@ def _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv):
         else:
             Xtr, Xte = transformer.transform(X[tr]), transformer.transform(X[te])
             ranks.append(getattr(transformer, "n_components_", np.nan))
-        aud = clone(auditor).fit(Xtr, ids[tr])
-        aud.score(Xte, ids[te])
-        n_gen += aud.n_genuine_pairs_
-        n_ta += int(round(aud.tar_ * aud.n_genuine_pairs_))
-        n_imp += aud.n_impostor_pairs_
-        n_fa += int(round(aud.far_achieved_ * aud.n_impostor_pairs_))
-        resolvable &= bool(aud.resolvable_)
+        res = clone(auditor).fit(Xtr, ids[tr]).audit(Xte, ids[te])
+        n_gen += res.n_genuine_pairs
+        n_ta += int(round(res.tar * res.n_genuine_pairs))
+        n_imp += res.n_impostor_pairs
+        n_fa += int(round(res.far_achieved * res.n_impostor_pairs))
+        resolvable &= bool(res.resolvable)
         if labels is not None:
             accs.append(
                 attribute_probe_accuracy(Xte, labels[te], groups=ids[te], cv=cv)

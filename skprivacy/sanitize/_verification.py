@@ -258,34 +258,6 @@ class OpenSetVerificationAuditor(BaseEstimator):
         Identity labels the probe was trained on.
     drop_report_ : dict
         Rows dropped during fit (non-finite, low norm), by reason.
-    tar_ : float
-        TAR at ``far`` from the last :meth:`score` call (a point estimate).
-    tar_interval_ : tuple of float
-        Two-sided Clopper-Pearson interval of ``tar_`` (nominal: pairs sharing
-        a sample are not independent).
-    threshold_ : float
-        Cosine threshold of the last :meth:`score` call (accept if greater).
-    far_achieved_ : float
-        Observed FAR at ``threshold_`` (at most ``far``).
-    far_upper_ : float
-        One-sided Clopper-Pearson upper bound on the FAR at ``threshold_``.
-    resolvable_ : bool
-        Whether the scored data had at least ``1 / far`` impostor pairs.
-    n_genuine_pairs_ : int
-        Genuine pairs scored.
-    n_impostor_pairs_ : int
-        Impostor pairs scored (the sample size if sampled).
-    n_impostor_pairs_total_ : int
-        Impostor pairs available in the scored data.
-    impostor_pairs_sampled_ : bool
-        Whether impostor pairs were sampled rather than enumerated.
-    auc_ : float
-        Area under the ROC curve of genuine vs impostor scores.
-    roc_ : DataFrame
-        ROC curve with columns ``far``, ``tar``, ``threshold`` (for plots).
-    results_ : DataFrame
-        One row per scored identity: ``identity``, ``n_samples``,
-        ``n_genuine_pairs`` and ``genuine_accept_rate`` at ``threshold_``.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -321,7 +293,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
     >>> train, test = ids < 30, ids >= 30
     >>> auditor = OpenSetVerificationAuditor(far=1e-3).fit(X[train], ids[train])
     >>> tar = auditor.score(X[test], ids[test])
-    >>> auditor.n_impostor_pairs_
+    >>> auditor.audit(X[test], ids[test]).n_impostor_pairs
     43500
     >>> 0.0 <= tar <= 1.0
     True
@@ -430,33 +402,43 @@ class OpenSetVerificationAuditor(BaseEstimator):
         F = np.asarray(F, dtype=np.float64)
         return F.reshape(F.shape[0], -1)
 
-    def score(self, X=None, y=None):
-        """Audit open-set verification on (held-out) identities: TAR at ``far``.
+    def audit(self, X, y):
+        """Audit open-set verification on held-out identities.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), default=None
-            Embeddings of identities the probe was not trained on. If None,
-            return the TAR of the last call with data.
-        y : array-like of shape (n_samples,), default=None
+        X : array-like of shape (n_samples, n_features)
+            Embeddings of identities the probe was not trained on.
+        y : array-like of shape (n_samples,)
             Their identity labels (at least two identities, and at least one
             identity with two rows).
 
         Returns
         -------
-        tar : float
-            True-accept rate at the threshold achieving ``far`` (higher =
-            leakier). A point estimate; ``tar_interval_`` holds its
-            Clopper-Pearson interval.
+        audit : Bunch
+            ``tar`` (TAR at ``far``, a point estimate), ``tar_interval``
+            (two-sided Clopper-Pearson interval, nominal: pairs sharing a sample
+            are not independent), ``threshold`` (cosine, accept if greater),
+            ``far_achieved`` (at most ``far``), ``far_upper`` (one-sided
+            Clopper-Pearson bound on the FAR), ``resolvable`` (at least
+            ``1 / far`` impostor pairs), ``n_genuine_pairs``,
+            ``n_impostor_pairs`` (the sample size if sampled),
+            ``n_impostor_pairs_total``, ``impostor_pairs_sampled``, ``auc``,
+            ``roc`` (DataFrame ``far``, ``tar``, ``threshold``) and ``results``
+            (one row per scored identity: ``identity``, ``n_samples``,
+            ``n_genuine_pairs``, ``genuine_accept_rate`` at ``threshold``).
+
+        Examples
+        --------
+        >>> from skprivacy.datasets import make_identity_embeddings
+        >>> from skprivacy.sanitize import OpenSetVerificationAuditor
+        >>> X, ids = make_identity_embeddings(10, 6, 16, random_state=0)
+        >>> auditor = OpenSetVerificationAuditor("raw", far=0.05).fit(X[:30], ids[:30])
+        >>> audit = auditor.audit(X[30:], ids[30:])
+        >>> audit.tar == auditor.score(X[30:], ids[30:])
+        True
         """
         check_is_fitted(self)
-        if X is None:
-            if not hasattr(self, "tar_"):
-                raise ValueError(
-                    "This auditor has not scored any data yet: call "
-                    "score(X, ids) with held-out identities first."
-                )
-            return self.tar_
         data = validate_identity_data(
             self, X, y, reset=False, min_samples_per_identity=1, min_identities=2
         )
@@ -483,23 +465,13 @@ class OpenSetVerificationAuditor(BaseEstimator):
             F, data.codes, self.max_impostor_pairs, self.random_state
         )
         res = tar_at_far(genuine, impostor, far=self.far, confidence=self.confidence)
-        self.tar_ = float(res.tar)
-        self.tar_interval_ = res.tar_interval
-        self.threshold_ = res.threshold
-        self.far_achieved_ = res.far_achieved
-        self.far_upper_ = res.far_upper
-        self.resolvable_ = res.resolvable
-        self.n_genuine_pairs_ = res.n_genuine
-        self.n_impostor_pairs_ = res.n_impostor
-        self.n_impostor_pairs_total_ = int(n_total)
-        self.impostor_pairs_sampled_ = bool(sampled)
         labels = np.r_[np.ones(genuine.size), np.zeros(impostor.size)]
         scores = np.r_[genuine, impostor]
         fpr, tpr, thr = roc_curve(labels, scores, drop_intermediate=True)
-        self.roc_ = pd.DataFrame({"far": fpr, "tar": tpr, "threshold": thr})
+        roc = pd.DataFrame({"far": fpr, "tar": tpr, "threshold": thr})
         # What roc_auc_score computes, without sorting the scores a second time.
-        self.auc_ = float(auc(fpr, tpr))
-        self.results_ = pd.DataFrame(
+        auc_value = float(auc(fpr, tpr))
+        results = pd.DataFrame(
             {
                 "identity": data.identities,
                 "n_samples": data.counts,
@@ -510,7 +482,42 @@ class OpenSetVerificationAuditor(BaseEstimator):
                 ],
             }
         )
-        return self.tar_
+        return Bunch(
+            tar=float(res.tar),
+            tar_interval=res.tar_interval,
+            threshold=res.threshold,
+            far_achieved=res.far_achieved,
+            far_upper=res.far_upper,
+            resolvable=res.resolvable,
+            n_genuine_pairs=res.n_genuine,
+            n_impostor_pairs=res.n_impostor,
+            n_impostor_pairs_total=int(n_total),
+            impostor_pairs_sampled=bool(sampled),
+            auc=auc_value,
+            roc=roc,
+            results=results,
+        )
+
+    def score(self, X, y):
+        """Return the TAR at ``far`` on held-out identities (higher = leakier).
+
+        Has no side effects; :meth:`audit` returns the full audit (intervals,
+        threshold, ROC, per-identity table).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Embeddings of identities the probe was not trained on.
+        y : array-like of shape (n_samples,)
+            Their identity labels.
+
+        Returns
+        -------
+        tar : float
+            True-accept rate at the threshold achieving ``far``; a point
+            estimate.
+        """
+        return self.audit(X, y).tar
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

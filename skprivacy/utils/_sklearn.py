@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
     Options,
+    RealNotInt,
     StrOptions,
     validate_params,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "HasMethods",
     "Interval",
     "Options",
+    "RealNotInt",
     "StrOptions",
     "_fit_context",
     "check_is_fitted",
