@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """scikit-learn's own estimator checks over every public skprivacy estimator."""
 
+import ast
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -302,3 +304,70 @@ def test_score_has_no_side_effects(cls):
     assert after.keys() == before.keys(), set(after) ^ set(before)
     changed = [k for k in before if before[k] != after[k]]
     assert not changed, changed
+
+
+def test_sweep_helpers_use_public_parameters_only():
+    """Each sweep column equals a plain fit with that public parameter set."""
+    from sklearn.base import clone
+
+    from skprivacy.auditors import (
+        KDELRAuditor,
+        MMDTVAuditor,
+        kde_lr_alpha_sweep,
+        mmd_bandwidth_sweep,
+    )
+    from skprivacy.datasets import make_identity_embeddings
+
+    X, ids = make_identity_embeddings(6, 10, 8, random_state=0)
+    sweep = mmd_bandwidth_sweep(X, ids, scales=[0.5, 2.0], random_state=3)
+    for row in sweep.itertuples():
+        auditor = MMDTVAuditor(n_permutations=0, random_state=3)
+        eps = clone(auditor).set_params(bandwidth_scale=row.bandwidth_scale)
+        assert eps.fit(X, ids).results_["epsilon"].max() == row.max_epsilon
+    table = kde_lr_alpha_sweep(X, ids, alphas=[0.0, 0.5], random_state=3)
+    for alpha in (0.0, 0.5):
+        fitted = KDELRAuditor(alpha=alpha, random_state=3).fit(X, ids).results_
+        np.testing.assert_array_equal(
+            table[f"epsilon_alpha={alpha:g}"], fitted["epsilon"].to_numpy()
+        )
+
+
+# Maths in a docstring that renders wrongly: two backslashes before a command
+# (a raw docstring written as if it were not raw: ``r"\\dots"`` is LaTeX's line
+# break followed by the word "dots"), or a control character left by a non-raw
+# docstring (``"\frac"`` is a form feed followed by "rac").
+_BAD_MATHS = re.compile(r"\\\\(?=[A-Za-z])|[\a\b\f\v]")
+
+
+def _docstring_problems(source, filename):
+    problems = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(
+            node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            continue
+        doc = ast.get_docstring(node, clean=False)
+        if doc and _BAD_MATHS.search(doc):
+            name = getattr(node, "name", "<module>")
+            found = _BAD_MATHS.search(doc).group(0)
+            problems.append(f"{filename}: {name}: renders {found!r} wrongly")
+    return problems
+
+
+def test_docs_check_catches_maths_that_renders_wrongly():
+    bad_raw = 'def f():\n    r"""Sum :math:`x_1, \\\\dots, x_n`."""\n'
+    bad_plain = 'def g():\n    """Ratio :math:`\\frac{a}{b}`."""\n'
+    good = 'def h():\n    r"""Sum :math:`x_1, \\dots, x_n`."""\n'
+    assert _docstring_problems(bad_raw, "x.py")
+    assert _docstring_problems(bad_plain, "x.py")
+    assert not _docstring_problems(good, "x.py")
+
+
+def test_docstring_maths_renders():
+    import pathlib
+
+    root = pathlib.Path(skprivacy.__file__).parent
+    problems = []
+    for path in sorted(root.rglob("*.py")):
+        problems += _docstring_problems(path.read_text(), str(path.relative_to(root)))
+    assert not problems, "\n".join(problems)

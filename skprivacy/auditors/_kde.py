@@ -5,6 +5,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 
 from skprivacy.auditors._base import (
     ELEMENT_RATE,
@@ -12,6 +13,7 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     pair_identity_rows,
 )
+from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, validate_params
 
 __all__ = ["KDELRAuditor", "kde_lr_alpha_sweep", "silverman_bandwidth"]
@@ -369,19 +371,19 @@ def kde_lr_alpha_sweep(
     alphas = np.asarray(alphas, dtype=np.float64).reshape(-1)
     if alphas.size == 0 or np.any((alphas < 0) | (alphas > 1)):
         raise ValueError(f"alphas must lie in [0, 1]; got {alphas.tolist()}.")
-    auditor = KDELRAuditor(
+    # One fit per alpha through public parameters only (clone + set_params), with
+    # one integer seed so that every alpha audits the same pairs.
+    base = KDELRAuditor(
         alpha=float(alphas[0]),
         n_pairs=n_pairs,
         n_jobs=n_jobs,
-        random_state=random_state,
+        random_state=seed_from(random_state),
         **params,
     )
-    auditor._sweep_alphas = tuple(float(a) for a in alphas)
-    auditor.fit(X, y)
-    table = auditor.results_[["id_a", "id_b"]].copy()
-    eps = auditor.pair_details_.get("sweep_epsilon")
-    if eps is None:
-        eps = auditor.results_[["epsilon"]].to_numpy()
-    for s, alpha in enumerate(alphas):
-        table[f"epsilon_alpha={alpha:g}"] = eps[:, s]
+    table = None
+    for alpha in alphas:
+        results = clone(base).set_params(alpha=float(alpha)).fit(X, y).results_
+        if table is None:
+            table = results[["id_a", "id_b"]].copy()
+        table[f"epsilon_alpha={alpha:g}"] = results["epsilon"].to_numpy()
     return table

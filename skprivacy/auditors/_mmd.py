@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 from skprivacy.auditors._base import (
@@ -15,6 +16,7 @@ from skprivacy.auditors._base import (
     pair_identity_rows,
 )
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
+from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
@@ -536,8 +538,7 @@ class MMDTVAuditor(BasePairAuditor):
         """
         if isinstance(self.bandwidth, str):
             return
-        scales = getattr(self, "_sweep_scales", None) or (self.bandwidth_scale,)
-        sigma = float(self.bandwidth) * min(scales)
+        sigma = float(self.bandwidth) * self.bandwidth_scale
         rows = data.X[:: max(1, data.X.shape[0] // 256)]
         sq = np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0)[np.triu_indices(len(rows), 1)]
         sq = sq[sq > 0]
@@ -813,17 +814,22 @@ def mmd_bandwidth_sweep(
     scales = np.asarray(scales, dtype=np.float64).reshape(-1)
     if scales.size == 0 or not np.all(scales > 0):
         raise ValueError(f"scales must be positive numbers; got {scales.tolist()}.")
-    auditor = MMDTVAuditor(
+    # One fit per scale through public parameters only (clone + set_params), with
+    # one integer seed so that every scale audits the same pairs.
+    base = MMDTVAuditor(
         bandwidth=bandwidth,
         bound=bound,
         n_pairs=n_pairs,
+        n_permutations=0,
         n_jobs=n_jobs,
-        random_state=random_state,
+        random_state=seed_from(random_state),
     )
-    auditor._sweep_scales = tuple(float(s) for s in scales)
-    auditor.fit(X, y)
-    mmd = auditor.pair_details_["sweep_mmd"]
-    eps = auditor.pair_details_["sweep_epsilon"]
+    fits = [
+        clone(base).set_params(bandwidth_scale=float(s)).fit(X, y).results_
+        for s in scales
+    ]
+    mmd = np.column_stack([r["mmd"].to_numpy() for r in fits])
+    eps = np.column_stack([r["epsilon"].to_numpy() for r in fits])
     return pd.DataFrame(
         {
             "bandwidth_scale": scales,

@@ -341,12 +341,12 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    With similarities :math:`s_g = \\cos(q, g)`, the log-sum-exp posterior is
+    With similarities :math:`s_g = \cos(q, g)`, the log-sum-exp posterior is
 
     .. math::
 
-        \\hat p(u \\mid q) \\propto \\frac{1}{n_u}\\sum_{g \\in u}
-        \\exp(s_g / T).
+        \hat p(u \mid q) \propto \frac{1}{n_u}\sum_{g \in u}
+        \exp(s_g / T).
 
     Similarities are computed in the precision of the input: float32 input
     halves the cost (relative error about 1e-7 in the similarities, i.e.

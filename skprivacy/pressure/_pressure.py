@@ -406,7 +406,7 @@ class RenyiPressure(BaseEstimator):
     attacker on the train rows; rescales its log-posterior by a temperature
     fitted on the calibration rows; and computes Rényi pressure measures on
     the query rows. With ``releases``, the columns of ``X`` are a sequence of
-    releases :math:`Z_1, \\dots, Z_T` and the measures are computed for every
+    releases :math:`Z_1, \dots, Z_T` and the measures are computed for every
     cumulative state :math:`Z_{1:t}` and every single release :math:`Z_t`.
 
     Parameters
@@ -506,8 +506,8 @@ class RenyiPressure(BaseEstimator):
     -----
     All measures are plug-in point estimates for the given attacker, not
     bounds on what a stronger attacker could do. The guessing bound column is
-    :math:`\\mathbb{E}_z \\lVert \\hat p(\\cdot\\mid z)\\rVert_\\alpha
-    \\ge P_{\\mathrm{guess}}` (Theorem 2), exact for the same posterior.
+    :math:`\mathbb{E}_z \lVert \hat p(\cdot\mid z)\rVert_\alpha
+    \ge P_{\mathrm{guess}}` (Theorem 2), exact for the same posterior.
 
     Examples
     --------
