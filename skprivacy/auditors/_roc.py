@@ -111,6 +111,17 @@ def _log_ratio(num, den):
     return out
 
 
+def _rates(values, name):
+    """1-D float64 array of rates, or a TypeError naming the argument."""
+    try:
+        return np.asarray(values, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be numeric rates in [0, 1]; got an array of dtype "
+            f"{np.asarray(values).dtype}."
+        ) from None
+
+
 def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
     """Kairouz–Oh–Viswanath ε lower bound maximised over ROC operating points.
 
@@ -159,8 +170,8 @@ def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
     >>> kov_epsilon([0.0, 1.0], [0.0, 1.0])  # all ties
     0.0
     """
-    fpr = np.asarray(fpr, dtype=np.float64).ravel()
-    tpr = np.asarray(tpr, dtype=np.float64).ravel()
+    fpr = _rates(fpr, "fpr")
+    tpr = _rates(tpr, "tpr")
     if fpr.shape != tpr.shape or fpr.size == 0:
         raise ValueError("fpr and tpr must be non-empty and of equal length.")
     for name, rate in (("fpr", fpr), ("tpr", tpr)):

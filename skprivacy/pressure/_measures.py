@@ -66,7 +66,13 @@ def check_posterior(P, *, tol=POSTERIOR_TOL):
     array([[0.5, 0.5],
            [1. , 0. ]])
     """
-    P = np.asarray(P, dtype=np.float64)
+    try:
+        P = np.asarray(P, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "P must be a numeric matrix of posterior probabilities; got an array "
+            f"of dtype {np.asarray(P).dtype}."
+        ) from None
     if P.ndim != 2:
         raise ValueError(
             "A posterior matrix must be 2-D (n_queries, n_identities); got an "
