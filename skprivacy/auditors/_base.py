@@ -70,9 +70,10 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 
 from skprivacy.utils import IdentityData, identity_pairs, validate_identity_data
+from skprivacy.utils._identity import group_by_identity
+from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
 
 __all__ = [
@@ -155,12 +156,9 @@ def grouped_rows(data, dtype=np.float64):
     starts : ndarray of shape (n_identities + 1,)
         Group offsets.
     """
-    starts = np.concatenate([[0], np.cumsum(data.counts)])
-    codes = data.codes
-    if codes.size and np.all(codes[1:] >= codes[:-1]):
-        Xs = data.X
-    else:
-        Xs = data.X[np.argsort(codes, kind="stable")]
+    order, starts, _ = group_by_identity(data.codes, data.n_identities)
+    grouped = data.codes.size < 2 or np.all(data.codes[1:] >= data.codes[:-1])
+    Xs = data.X if grouped else data.X[order]
     return np.ascontiguousarray(Xs, dtype=dtype), starts
 
 
@@ -226,11 +224,7 @@ def pair_identity_rows(data, pairs, dtype=np.float64):
 
 def _entropy(random_state):
     """Return the integer that seeds every per-pair generator of an audit."""
-    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
-        return int(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(np.iinfo(np.int64).max))
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    return seed_from(random_state)
 
 
 @dataclass(frozen=True)

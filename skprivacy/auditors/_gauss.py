@@ -5,13 +5,13 @@
 from numbers import Real
 
 import numpy as np
-from scipy.sparse import csr_matrix
 
 from skprivacy.auditors._base import (
     FLOP_RATE,
     BasePairAuditor,
     pair_identity_rows,
 )
+from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._sklearn import Interval
 
 __all__ = ["GaussMechAuditor"]
@@ -47,11 +47,9 @@ def identity_moments(data, pairs=None):
         owner = np.repeat(np.arange(j - i), counts[i:j])
         # Segment sums as a sparse indicator product (one pass, vectorised
         # over columns; reduceat along rows is several times slower).
-        indicator = csr_matrix(
-            (np.ones(len(owner)), (owner, np.arange(len(owner)))),
-            shape=(j - i, len(owner)),
+        means[i:j] = (
+            identity_sums(R, owner, j - i, dtype=np.float64) / counts[i:j, None]
         )
-        means[i:j] = (indicator @ R) / counts[i:j, None]
         # sum ||z - mean||^2 = sum ||z||^2 - n ||mean||^2, whose rounding error
         # is ~1e-16 sum ||z||^2; where that is not 1e-10 of the result
         # (nearly constant identities) the residuals are summed directly.

@@ -7,7 +7,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
-from threadpoolctl import threadpool_limits
 
 from skprivacy.auditors._base import (
     ELEMENT_RATE,
@@ -18,6 +17,7 @@ from skprivacy.auditors._base import (
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils._threads import limit_blas_threads
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 
@@ -33,12 +33,8 @@ _BLOCK_ROWS = 1024
 
 
 def _single_blas_thread():
-    """Context limiting BLAS to one thread.
-
-    No controller is cached at module level: it holds ctypes handles, which
-    would make the auditor unpicklable whenever joblib pickles it by value.
-    """
-    return threadpool_limits(limits=1, user_api="blas")
+    """Context limiting BLAS to one thread (see skprivacy.utils._threads)."""
+    return limit_blas_threads()
 
 
 def mmd_to_epsilon(mmd, bound="tv"):

@@ -22,7 +22,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import auc
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
-from threadpoolctl import ThreadpoolController
 
 from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
 from skprivacy.utils._sklearn import (
@@ -31,6 +30,7 @@ from skprivacy.utils._sklearn import (
     check_is_fitted,
     validate_params,
 )
+from skprivacy.utils._threads import limit_blas_threads
 
 __all__ = [
     "ROCHTAuditor",
@@ -209,18 +209,13 @@ def roc_summary(y_true, y_score, delta=0.0):
 
 
 # ---------------------------------------------------------- classifier plumbing
-_CONTROLLER = []
-
-
 def single_blas_thread():
     """Context manager limiting BLAS to one thread (cheap after the first call).
 
     Per-pair problems are small, so one thread is fastest, and it makes the
     floating-point result independent of ``n_jobs``.
     """
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    return limit_blas_threads()
 
 
 @contextmanager

@@ -17,7 +17,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from scipy import sparse
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.utils import (
@@ -26,6 +25,8 @@ from skprivacy.utils import (
     check_no_text_columns,
     encode_identities,
 )
+from skprivacy.utils._identity import identity_sums
+from skprivacy.utils._random import check_generator
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
 __all__ = [
@@ -127,8 +128,7 @@ class _Segments:
         G = len(identities)
         self.k = np.bincount(codes, minlength=G).astype(np.float64)
         # One sparse indicator product gives every identity's sum at once.
-        indicator = sparse.csr_array((np.ones(n), (codes, np.arange(n))), shape=(G, n))
-        self.S = np.asarray(indicator @ Z, dtype=np.float64)
+        self.S = identity_sums(Z, codes, G, dtype=np.float64)
         self.S2 = np.einsum("ij,ij->i", self.S, self.S)
         self.sq = np.bincount(codes, weights=np.einsum("ij,ij->i", Z, Z), minlength=G)
         self.eS = _rowwise_dot(Z, self.S, codes)
@@ -299,11 +299,7 @@ def _prototype_ce(
     s_own = scale * apply_head(head, _own_cos(seg, leave_one_out), margin)
     neg_weight = None
     if n_negatives is not None and n_negatives < G - 1:
-        rng = np.random.default_rng(
-            random_state
-            if not isinstance(random_state, np.random.RandomState)
-            else random_state.randint(2**32 - 1)
-        )
+        rng = check_generator(random_state)
         cols = np.sort(rng.choice(G, size=n_negatives, replace=False))
         W = W[cols]
         in_sample = np.zeros(G, dtype=bool)

@@ -13,7 +13,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import sparse
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
@@ -35,6 +34,7 @@ from skprivacy.utils import (
     row_norms,
     validate_identity_data,
 )
+from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._sklearn import (
     Interval,
     StrOptions,
@@ -94,11 +94,9 @@ def _cap_calibration(mask, codes, rng):
 
 
 def _sort_by_identity(Z, codes, n_identities):
-    counts = np.bincount(codes, minlength=n_identities)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    if np.all(codes[1:] >= codes[:-1]):  # already grouped: no copy
+    order, starts, counts = group_by_identity(codes, n_identities)
+    if codes.size < 2 or np.all(codes[1:] >= codes[:-1]):  # grouped: no copy
         return Z, codes, counts, starts
-    order = np.argsort(codes, kind="stable")
     return Z[order], codes[order], counts, starts
 
 
@@ -514,12 +512,8 @@ def _prototypes(Z, codes, n_identities):
     The per-identity sums are one sparse indicator-matrix product: a single
     vectorised pass, whatever the row order.
     """
-    indicator = sparse.csr_matrix(
-        (np.ones(codes.shape[0], dtype=Z.dtype), (codes, np.arange(codes.shape[0]))),
-        shape=(n_identities, codes.shape[0]),
-    )
     # In the input's precision (sums of unit vectors: float32 is ample).
-    return l2_normalize(np.asarray(indicator @ Z))
+    return l2_normalize(identity_sums(Z, codes, n_identities, dtype=Z.dtype))
 
 
 class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):

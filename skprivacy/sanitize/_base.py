@@ -8,17 +8,16 @@ in a pipeline whose ``y`` is a downstream target), input validation, and a
 blocked, multi-threaded low-rank ``transform``.
 """
 
-import os
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import numpy as np
 from scipy.linalg import get_blas_funcs
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from threadpoolctl import ThreadpoolController
 
 from skprivacy.utils import validate_identity_data
+from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._sklearn import check_is_fitted, validate_data
+from skprivacy.utils._threads import blas_threads, limit_blas_threads
 
 __all__ = []
 
@@ -30,19 +29,7 @@ _FLOAT_DTYPES = (np.float64, np.float32)
 _BLOCK_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
 
 
-@lru_cache(maxsize=1)
-def _threadpool_controller():
-    # Building a controller scans the loaded libraries: do it once.
-    return ThreadpoolController()
-
-
-def _blas_threads():
-    """Return the number of threads the loaded BLAS would use (1 if unknown)."""
-    info = _threadpool_controller().select(user_api="blas").info()
-    if not info:
-        return 1
-    n = min(int(i.get("num_threads", 1)) for i in info)
-    return max(1, min(n, os.cpu_count() or 1))
+_blas_threads = blas_threads
 
 
 def _single_threaded_blas():
@@ -53,7 +40,7 @@ def _single_threaded_blas():
     loses an order of magnitude to thread contention (a 400 x 512 SVD took
     0.9 s with two contended threads and 0.12 s with one).
     """
-    return _threadpool_controller().limit(limits=1)
+    return limit_blas_threads(1, user_api=None)
 
 
 def low_rank_update(
@@ -151,7 +138,7 @@ def low_rank_update(
         for s in starts:
             work(s)
         return out
-    with _threadpool_controller().limit(limits=1, user_api="blas"):
+    with limit_blas_threads():
         with ThreadPoolExecutor(max_workers=n_threads) as pool:
             # list() re-raises any exception from a worker.
             list(pool.map(work, starts))
@@ -175,14 +162,7 @@ def _identity_means(X, codes, counts):
 
     ``counts[i]`` is the number of rows with code ``i`` (``IdentityData.counts``).
     """
-    from scipy import sparse
-
-    n = X.shape[0]
-    onehot = sparse.csr_matrix(
-        (np.ones(n), (codes, np.arange(n))), shape=(len(counts), n)
-    )
-    sums = np.asarray(onehot @ X, dtype=np.float64)
-    return sums / counts[:, None]
+    return identity_sums(X, codes, len(counts), dtype=np.float64) / counts[:, None]
 
 
 class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
