@@ -5,6 +5,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.spatial.distance import cdist, pdist
 from scipy.stats import binom
+from sklearn.base import clone
 
 from skprivacy.auditors import MMDTVAuditor, mmd_bandwidth_sweep, split_half_controls
 from skprivacy.auditors._mmd import (
@@ -235,3 +236,27 @@ def test_within_moment_series_equals_direct_sum(gamma):
     centre, half, moments = _within_moments(w, tri)
     got = _within_kernel_sum(w, centre[0], half[0], moments[0].tolist(), gamma)
     assert got == pytest.approx(np.exp(-gamma * w).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("separation", [None, 3.0])
+@pytest.mark.parametrize("n_pairs", [None, 40])
+def test_float32_path_within_stated_tolerance_of_float64(separation, n_pairs):
+    # Documented tolerance of float32 Gram blocks (same float32 rows, upcast
+    # for the reference): |d MMD^2_u| <= 1e-6, hence |d MMD| <= 1e-3 and
+    # |d eps| <= 2e-3 (sqrt near 0); away from 0 both agree to ~1e-6.
+    kw = {} if separation is None else {"separation": separation}
+    X, ids = make_identity_embeddings(25, 30, 48, random_state=2, **kw)
+    X32 = X.astype(np.float32)
+    est = MMDTVAuditor(n_pairs=n_pairs, confidence=0.95)
+    ref = clone(est).fit(X32.astype(np.float64), ids).results_
+    got = clone(est).fit(X32, ids)
+    assert got._validate(X32, ids, reset=False).X.dtype == np.float32
+    res = got.results_
+    assert res["epsilon"].dtype == np.float64
+    assert_allclose(res["mmd2_unbiased"], ref["mmd2_unbiased"], rtol=0, atol=1e-6)
+    assert_allclose(res["mmd"], ref["mmd"], rtol=0, atol=1e-3)
+    assert_allclose(res["epsilon"], ref["epsilon"], rtol=0, atol=2e-3)
+    assert_allclose(res["bandwidth"], ref["bandwidth"], rtol=1e-6)
+    big = ref["mmd"] > 0.1
+    assert_allclose(res["epsilon"][big], ref["epsilon"][big], rtol=1e-5)
+    assert_allclose(res["epsilon_lower"], ref["epsilon_lower"], rtol=0, atol=2e-3)
