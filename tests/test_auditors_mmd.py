@@ -260,3 +260,79 @@ def test_float32_path_within_stated_tolerance_of_float64(separation, n_pairs):
     big = ref["mmd"] > 0.1
     assert_allclose(res["epsilon"][big], ref["epsilon"][big], rtol=1e-5)
     assert_allclose(res["epsilon_lower"], ref["epsilon_lower"], rtol=0, atol=2e-3)
+
+
+# ------------------------------------------------------------- (eps, delta) map
+def _gauss_delta(eps, s, sens=1.0):
+    # Analytic Gaussian mechanism (Balle & Wang 2018): the smallest delta for
+    # which N(0, s^2) vs N(sens, s^2) is (eps, delta)-DP.
+    from scipy.stats import norm
+
+    a = sens / (2 * s)
+    return norm.cdf(-eps * s / sens + a) - np.exp(eps) * norm.cdf(-eps * s / sens - a)
+
+
+def test_eps_delta_map_hand_computation():
+    from skprivacy.auditors._mmd import mmd_to_epsilon
+
+    # t = MMD / 2 = 0.4, delta = 0.05: log((1 + 0.4 - 0.1) / (1 - 0.4)) = log(13/6).
+    assert float(mmd_to_epsilon(0.8, delta=0.05)) == pytest.approx(
+        0.773189888233482, rel=1e-14
+    )
+    # gonzalez: t = 0.8 / sqrt(2) = 0.565685..., delta = 0.1.
+    t = 0.8 / np.sqrt(2)
+    assert float(mmd_to_epsilon(0.8, "gonzalez", 0.1)) == pytest.approx(
+        np.log((1 + t - 0.2) / (1 - t)), rel=1e-14
+    )
+    # delta = 0 is the pure-DP map; t <= delta certifies nothing.
+    assert float(mmd_to_epsilon(0.8, delta=0.0)) == pytest.approx(2 * np.arctanh(0.4))
+    assert float(mmd_to_epsilon(0.1, delta=0.05)) == 0.0
+    assert float(mmd_to_epsilon(0.1, delta=0.2)) == 0.0
+
+
+@pytest.mark.parametrize("s", [0.2, 0.5, 1.0, 3.0])
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 4.0])
+def test_eps_delta_map_is_sound_for_the_gaussian_mechanism(s, eps):
+    # Population check: the Gaussian mechanism is exactly (eps, delta(eps))-DP
+    # and its TV is 2 Phi(1/(2s)) - 1; the map at t = TV gives at most eps.
+    from scipy.stats import norm
+
+    from skprivacy.auditors._mmd import mmd_to_epsilon
+
+    delta = _gauss_delta(eps, s)
+    tv = 2 * norm.cdf(1 / (2 * s)) - 1
+    assert float(mmd_to_epsilon(2 * tv, delta=delta)) <= eps + 1e-12
+
+
+def test_certified_eps_delta_holds_on_a_gaussian_mechanism():
+    # Simulated soundness: A = N(0, s^2), B = N(1, s^2) (embedded in 2-D and
+    # L2-normalised: post-processing) is (eps, delta(eps))-DP. The certified
+    # epsilon_lower with that delta exceeds eps in at most 1 - confidence of
+    # the audits (here: never; the certificate is conservative), and is
+    # informative (positive) at this sample size.
+    s, eps, n, audits = 0.5, 4.0, 600, 30
+    delta = _gauss_delta(eps, s)
+    assert 0.08 < delta < 0.09
+    rng = np.random.default_rng(0)
+    lowers = []
+    for _ in range(audits):
+        u = np.r_[rng.normal(0.0, s, n), rng.normal(1.0, s, n)]
+        X = np.column_stack([np.ones_like(u), u])
+        ids = np.repeat([0, 1], n)
+        est = MMDTVAuditor(n_pairs=None, confidence=0.8, delta=delta).fit(X, ids)
+        lowers.append(est.score())
+    lowers = np.array(lowers)
+    violations = int((lowers > eps).sum())
+    assert violations <= binom.ppf(0.999, audits, 0.2)
+    assert violations == 0
+    assert np.mean(lowers > 0) > 0.5
+
+
+def test_delta_zero_leaves_results_unchanged(data=None):
+    X, ids = make_identity_embeddings(6, 20, 16, random_state=0)
+    a = MMDTVAuditor(n_pairs=None, confidence=0.9).fit(X, ids).results_
+    b = MMDTVAuditor(n_pairs=None, confidence=0.9, delta=0.0).fit(X, ids).results_
+    assert a.equals(b)
+    c = MMDTVAuditor(n_pairs=None, confidence=0.9, delta=0.01).fit(X, ids).results_
+    assert (c["epsilon"] <= a["epsilon"]).all()
+    assert (c["epsilon"] < a["epsilon"])[a["mmd"] > 0.05].all()

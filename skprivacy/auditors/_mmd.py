@@ -38,32 +38,57 @@ def _single_blas_thread():
     return limit_blas_threads()
 
 
-def mmd_to_epsilon(mmd, bound="tv"):
-    """Map MMD values to ε lower bounds (pure DP, kernels with ``0 <= k <= 1``).
+def mmd_to_epsilon(mmd, bound="tv", delta=0.0):
+    r"""Map MMD values to ε lower bounds ((ε, δ)-DP, kernels with ``0 <= k <= 1``).
 
     Parameters
     ----------
     mmd : array-like
         MMD values (not squared), ``>= 0``.
     bound : {"tv", "gonzalez"}, default="tv"
-        ``"tv"``: ``2 artanh(MMD / 2)`` (MMD <= 2 TV and TV <= tanh(ε/2));
-        ``"gonzalez"``: ``2 artanh(MMD / sqrt(2))`` (González et al.).
+        The TV lower bound ``t`` read from the MMD: ``"tv"``: ``t = MMD / 2``
+        (MMD <= 2 TV for ``k(x, x) <= 1``); ``"gonzalez"``: ``t = MMD /
+        sqrt(2)`` (González et al., ``0 <= k <= 1``).
+    delta : float, default=0.0
+        The δ of (ε, δ)-DP. ``0`` is pure DP: ``ε = 2 artanh(t)``.
 
     Returns
     -------
     epsilon : ndarray
-        ε values (``inf`` when ``MMD >= sqrt(2)`` under ``"gonzalez"``).
+        The smallest ε for which an (ε, δ)-DP mechanism can have total
+        variation ``t``: ``log((1 + t - 2δ) / (1 - t))``, clipped at 0
+        (``inf`` when ``t >= 1``).
+
+    Notes
+    -----
+    An (ε, δ)-DP pair of distributions has
+    :math:`\mathrm{TV} \le (e^\varepsilon - 1 + 2\delta)/(e^\varepsilon + 1)`
+    (the two-point extremal mechanism), so a total variation of at least
+    :math:`t` forces
+
+    .. math::
+
+        \varepsilon \ge \log\frac{1 + t - 2\delta}{1 - t},
+
+    which is :math:`2\,\mathrm{artanh}(t)` at :math:`\delta = 0` and 0 when
+    :math:`t \le \delta`.
 
     Examples
     --------
     >>> from skprivacy.auditors._mmd import mmd_to_epsilon
     >>> float(mmd_to_epsilon(2 ** 0.5))  # the ceiling of the TV chain
     1.7627...
+    >>> float(mmd_to_epsilon(0.8, delta=0.05))  # log(1.3 / 0.6)
+    0.7731...
     """
     mmd = np.asarray(mmd, dtype=np.float64)
     denom = 2.0 if bound == "tv" else np.sqrt(2.0)
+    t = np.minimum(mmd / denom, 1.0)
     with np.errstate(divide="ignore"):
-        return 2.0 * np.arctanh(np.minimum(mmd / denom, 1.0))
+        if delta == 0:
+            return 2.0 * np.arctanh(t)
+        eps = np.log((1.0 + t - 2.0 * delta) / (1.0 - t))
+    return np.where(t <= delta, 0.0, np.maximum(eps, 0.0))
 
 
 def _median_sq_full(pooled):
@@ -365,6 +390,7 @@ class MMDTVAuditor(BasePairAuditor):
     bound on the population MMD, simultaneous over all audited pairs; then
     ``score()`` returns its maximum and ``guarantee_ == "certificate"``: if the
     mechanism is ε-DP for every pair, ``P(score() > ε) <= 1 - confidence``.
+    With ``delta > 0`` both read ε of (ε, δ)-DP (see :func:`mmd_to_epsilon`).
 
     For an RBF kernel ``MMD <= sqrt(2)``, so with ``bound="tv"`` the value can
     never exceed ``2 artanh(sqrt(2)/2) ≈ 1.763``, however separable two
@@ -389,6 +415,12 @@ class MMDTVAuditor(BasePairAuditor):
     confidence : float or None, default=None
         If set (e.g. 0.95), also compute the certified ``epsilon_lower``
         (simultaneous over audited pairs) and score it.
+    delta : float, default=0.0
+        The δ of (ε, δ)-DP, in [0, 1): ``epsilon`` and ``epsilon_lower`` are
+        lower bounds on the ε of an (ε, δ)-DP mechanism,
+        ``log((1 + t - 2δ)/(1 - t))`` with ``t`` the TV lower bound
+        (``MMD/2`` for ``bound="tv"``). ``0`` is pure DP,
+        ``2 artanh(t)``, unchanged results.
     n_pairs : int or None, default=500
         Number of pairs audited: a prefix of the seeded pair ordering
         (:func:`~skprivacy.utils.identity_pairs`). ``None`` audits all pairs
@@ -505,6 +537,7 @@ class MMDTVAuditor(BasePairAuditor):
         "bound": [StrOptions({"tv", "gonzalez"})],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+        "delta": [Interval(Real, 0, 1, closed="left")],
     }
 
     def __init__(
@@ -515,6 +548,7 @@ class MMDTVAuditor(BasePairAuditor):
         bound="tv",
         n_permutations=0,
         confidence=None,
+        delta=0.0,
         n_pairs=500,
         n_jobs=None,
         random_state=0,
@@ -524,6 +558,7 @@ class MMDTVAuditor(BasePairAuditor):
         self.bound = bound
         self.n_permutations = n_permutations
         self.confidence = confidence
+        self.delta = delta
         self.n_pairs = n_pairs
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -739,7 +774,7 @@ class MMDTVAuditor(BasePairAuditor):
                     state, perm_jobs, sigma[:, 0], context, p_value
                 )
         mmd = np.sqrt(np.maximum(mmd2, 0.0))
-        eps = mmd_to_epsilon(mmd, self.bound)
+        eps = mmd_to_epsilon(mmd, self.bound, self.delta)
         out = {
             "epsilon": eps[:, 0],
             "mmd": mmd[:, 0],
@@ -754,7 +789,7 @@ class MMDTVAuditor(BasePairAuditor):
                 certified_bandwidth=cert_sigma,
                 mmd2_margin=margin,
                 mmd_lower=mmd_lower,
-                epsilon_lower=mmd_to_epsilon(mmd_lower, self.bound),
+                epsilon_lower=mmd_to_epsilon(mmd_lower, self.bound, self.delta),
             )
         if sweep:
             out.update(sweep_mmd=mmd, sweep_epsilon=eps)
