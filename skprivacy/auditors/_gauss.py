@@ -7,7 +7,7 @@ from numbers import Real
 import numpy as np
 
 from skprivacy.auditors._base import (
-    FLOP_RATE,
+    STREAM_RATE,
     BasePairAuditor,
     pair_identity_rows,
 )
@@ -177,7 +177,7 @@ class GaussMechAuditor(BasePairAuditor):
     def _estimate_seconds(self, data, pairs):
         # Moments (a few passes over the used rows) plus a d-vector per pair.
         d = data.X.shape[1]
-        return (4.0 * data.X.shape[0] * d + 4.0 * len(pairs) * d) / FLOP_RATE
+        return (4.0 * data.X.shape[0] * d + 4.0 * len(pairs) * d) / STREAM_RATE
 
     def _prepare_audit(self, data, pairs):
         return identity_moments(data, pairs)

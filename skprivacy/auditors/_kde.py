@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 from skprivacy.auditors._base import (
     ELEMENT_RATE,
-    FLOP_RATE,
+    STREAM_RATE,
     BasePairAuditor,
     pair_identity_rows,
 )
@@ -279,7 +279,7 @@ class KDELRAuditor(BasePairAuditor):
         # multiplications per sample, dimension and grid point (kde_on_grid).
         n, d = data.X.shape
         rows = 2.0 * n / max(data.n_identities, 1)
-        per_pair = rows * d * (3.0 / ELEMENT_RATE + 2.0 * self.grid_size / FLOP_RATE)
+        per_pair = rows * d * (3.0 / ELEMENT_RATE + 3.0 * self.grid_size / STREAM_RATE)
         return per_pair * len(pairs)
 
     def _prepare_audit(self, data, pairs):

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """MMD-TV: a kernel two-sample ε estimate (and certificate) per identity pair."""
 
+import functools
 from numbers import Integral, Real
 
 import numpy as np
@@ -254,6 +255,12 @@ def permutation_test(Z, n_a, sigma, n_permutations, rng=None, *, indicators=None
     return (b + 1.0) / (n_permutations + 1.0), float(observed)
 
 
+@functools.lru_cache(maxsize=64)
+def _triu(n):
+    """Strict upper-triangle indices of an ``n x n`` matrix (cached per size)."""
+    return np.triu_indices(n, k=1)
+
+
 def _identity_state(data, pairs):
     """Rows of the pairs' identities grouped, squared norms, within distances.
 
@@ -273,7 +280,7 @@ def _identity_state(data, pairs):
         s, e = starts[i], starts[i + 1]
         R = Xs[s:e]
         D2 = sq[s:e, None] + sq[None, s:e] - 2.0 * (R @ R.T)
-        iu = np.triu_indices(e - s, k=1)
+        iu = _triu(e - s)
         # Sorted: the median selection brackets ranks with searchsorted.
         within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
     # The moment series pays off for identities in many pairs (one pass per
