@@ -6,6 +6,7 @@ __all__ = [
     "DroppedRowsWarning",
     "ExcludedColumnsWarning",
     "ExcludedIdentitiesWarning",
+    "ProbeCountWarning",
     "UnresolvableRateWarning",
 ]
 
@@ -30,6 +31,20 @@ class ExcludedColumnsWarning(UserWarning):
 
 class ExcludedIdentitiesWarning(UserWarning):
     """Identities with too few usable rows were left out of an audit."""
+
+
+class ProbeCountWarning(UserWarning):
+    """Probe counts differ between the groups a membership statistic compares.
+
+    The vMF concentration (and the leave-one-out and own prototypes of PenLogit
+    and ProtoCE) depend on how many probes ``k`` an identity has: at d = 512,
+    vMF-kappa is inflated about 1.5 times at k = 10 and 6 times at k = 5
+    relative to large k. Members and non-members probed with different ``k``
+    then separate by ``k`` alone. Raised by
+    :class:`~skprivacy.membership.MembershipGeometry` when that correction
+    (``match_k=True``, the default) is switched off, or when new identities
+    have fewer probes than the fitted matched count.
+    """
 
 
 class UnresolvableRateWarning(UserWarning):

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """MembershipGeometry: AUCs, ground truth from the generator, sklearn integration."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -395,3 +397,79 @@ def test_signal_gives_small_p_values():
     assert (mg.separability_["ci_low"] > 0.5).all()
     none = MembershipGeometry(n_permutations=0).fit(X, ids, member=member)
     assert none.auc_p_values_.isna().all() and np.isnan(none.fusion_p_value_)
+
+
+# ---------------------------------------------------------------------------
+# Probe-count matching (vMF-kappa depends on k)
+# ---------------------------------------------------------------------------
+def _k_mismatch(seed, d=512, n=60):
+    # identical kappa for every identity; members probed k = 20 times,
+    # non-members k = 5
+    kw = {
+        "n_features": d,
+        "concentration_gap": 0.0,
+        "identity_spread": 0.0,
+        "random_state": seed,
+    }
+    Xa, ida, ma = make_membership_embeddings(n, n, n_samples_per_identity=20, **kw)
+    Xb, idb, mb = make_membership_embeddings(n, n, n_samples_per_identity=5, **kw)
+    X = np.vstack([Xa[ma], Xb[~mb]])
+    ids = np.concatenate([ida[ma], idb[~mb]])
+    member = np.concatenate([ma[ma], mb[~mb]])
+    return X, ids, member
+
+
+def test_k_matched_kappa_is_at_chance_under_probe_count_mismatch():
+    aucs = []
+    for seed in range(6):
+        X, ids, member = _k_mismatch(seed)
+        mg = MembershipGeometry(n_permutations=0, random_state=seed)
+        mg.fit(X, ids, member=member)
+        assert mg.k_matched_ == 5
+        aucs.append(mg.auc_["vmf_kappa"])
+    assert abs(np.mean(aucs) - 0.5) <= 0.1, aucs
+    assert (np.abs(np.array(aucs) - 0.5) <= 0.2).all(), aucs
+
+
+def test_probe_count_warning_when_matching_is_off():
+    from skprivacy.exceptions import ProbeCountWarning
+
+    X, ids, member = _k_mismatch(0, n=30)
+    with pytest.warns(ProbeCountWarning, match="AUC 1.00"):
+        off = MembershipGeometry(match_k=False, n_permutations=0).fit(
+            X, ids, member=member
+        )
+    # the artefact the issue measured: kappa at k = 5 is inflated, so members
+    # (k = 20) look *less* concentrated
+    assert off.auc_["vmf_kappa"] < 0.1 and off.k_matched_ is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ProbeCountWarning)
+        MembershipGeometry(n_permutations=0).fit(X, ids, member=member)
+        same_k = _data(n_members=10, n_nonmembers=10)
+        MembershipGeometry(match_k=False, cv=3).fit(*same_k[:2], member=same_k[2])
+
+
+def test_matched_subsample_equals_statistics_of_the_kept_rows():
+    from skprivacy.membership import membership_statistics
+    from skprivacy.membership._statistics import _matched_rows
+
+    X, ids, member = _k_mismatch(1, d=32, n=8)
+    mg = MembershipGeometry(cv=3, n_permutations=0, random_state=4)
+    mg.fit(X, ids, member=member)
+    codes = np.unique(ids, return_inverse=True)[1]
+    keep = _matched_rows(codes, codes.max() + 1, 5, 4)
+    assert np.bincount(codes[keep]).tolist() == [5] * 16
+    sub = membership_statistics(X[keep], ids[keep]).set_index("identity")
+    full = membership_statistics(X, ids).set_index("identity")
+    got = mg.statistics_.set_index("identity")
+    for stat in ["vmf_kappa", "penalised_logit", "prototype_ce"]:
+        assert_allclose(got[stat], sub[stat], rtol=1e-12)
+    assert_allclose(got["pair_cos"], full["pair_cos"], rtol=1e-12)
+    assert (got["k"] == full["k"]).all()
+    # uniform: over many seeds every probe of a k = 20 identity is kept
+    # 5/20 of the time
+    counts = np.zeros(20)
+    for seed in range(400):
+        kept = _matched_rows(np.zeros(20, int), 1, 5, seed)
+        counts[kept] += 1
+    assert np.abs(counts / 400 - 0.25).max() < 0.08

@@ -18,10 +18,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
+from skprivacy.exceptions import ProbeCountWarning
 from skprivacy.membership._statistics import (
     HEADS,
     _check_statistics,
     _compute_table,
+    _matched_rows,
     _Segments,
 )
 from skprivacy.utils import validate_identity_data
@@ -364,6 +366,16 @@ class MembershipGeometry(BaseEstimator):
         ProtoCE convention: False includes the query in its own prototype (as
         in the paper), True uses the other ``k - 1`` probes (see
         :func:`~skprivacy.membership.prototype_ce`).
+    match_k : bool, default=True
+        Compare identities at the same number of probes: vMF-kappa, PenLogit
+        and ProtoCE are computed on a seeded uniform subsample of
+        ``k_matched_`` probes per identity (the smallest ``k`` among the
+        audited identities), because their values depend on ``k`` (vMF-kappa
+        at d = 512 is inflated 1.5 times at k = 10, 6 times at k = 5). PairCos,
+        unbiased for every ``k``, uses all probes. A no-op when every identity
+        has the same ``k``. With False, a :class:`~skprivacy.exceptions.
+        ProbeCountWarning` is raised when members and non-members differ in
+        ``k``.
     n_permutations : int, default=999
         Relabellings of member/non-member among the identities for the
         permutation p-values (``auc_p_values_``, ``fusion_p_value_``); 0
@@ -412,6 +424,10 @@ class MembershipGeometry(BaseEstimator):
         (same folds), counted as for ``auc_p_values_``.
     fusion_cv_auc_ : ndarray of shape (n_splits,)
         The per-fold AUCs behind ``fusion_auc_``.
+    k_matched_ : int or None
+        Probes per identity used by the k-dependent statistics (None when
+        ``match_k=False``). New identities in :meth:`score_identities`,
+        :meth:`predict_proba` and :meth:`score` are matched to the same count.
     classifier_ : estimator
         ``classifier`` refitted on all identities; used by
         :meth:`decision_function`, :meth:`predict_proba` and :meth:`score`.
@@ -507,6 +523,7 @@ class MembershipGeometry(BaseEstimator):
         "classifier": [HasMethods(["fit"]), None],
         "cv": ["cv_object"],
         "leave_one_out": ["boolean"],
+        "match_k": ["boolean"],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
@@ -523,6 +540,7 @@ class MembershipGeometry(BaseEstimator):
         classifier=None,
         cv=5,
         leave_one_out=False,
+        match_k=True,
         n_permutations=999,
         confidence_level=0.95,
         n_jobs=None,
@@ -535,6 +553,7 @@ class MembershipGeometry(BaseEstimator):
         self.classifier = classifier
         self.cv = cv
         self.leave_one_out = leave_one_out
+        self.match_k = match_k
         self.n_permutations = n_permutations
         self.confidence_level = confidence_level
         self.n_jobs = n_jobs
@@ -546,6 +565,27 @@ class MembershipGeometry(BaseEstimator):
             self, X, ids, reset=reset, min_identities=min_identities
         )
         seg = _Segments(data.X, data.codes, data.identities, data.drop_report)
+        if reset:
+            self.k_matched_ = int(seg.k.min()) if self.match_k else None
+        k_target = self.k_matched_
+        matched = None
+        if k_target is not None:
+            if not reset and (seg.k < k_target).any():
+                warnings.warn(
+                    f"{int((seg.k < k_target).sum())} identity(ies) have fewer "
+                    f"probes than the {k_target} every identity was matched to at "
+                    "fit; their k-dependent statistics (vmf_kappa, "
+                    "penalised_logit, prototype_ce) are not comparable.",
+                    ProbeCountWarning,
+                    stacklevel=3,
+                )
+            if (seg.k > k_target).any():
+                keep = _matched_rows(
+                    seg.codes, len(seg.identities), k_target, _seed(self.random_state)
+                )
+                matched = _Segments(
+                    seg.Z[keep], seg.codes[keep], seg.identities, seg.drop_report
+                )
         table = _compute_table(
             seg,
             self._statistics,
@@ -554,6 +594,7 @@ class MembershipGeometry(BaseEstimator):
             margin=self.margin,
             leave_one_out=self.leave_one_out,
             n_jobs=self.n_jobs,
+            matched=matched,
         )
         return data, table
 
@@ -617,6 +658,20 @@ class MembershipGeometry(BaseEstimator):
             )
         table.insert(1, "member", pd.array(m_id.astype(bool), "boolean"))
         self.statistics_ = table
+        k_id = table["k"].to_numpy()
+        if not self.match_k and np.unique(k_id).size > 1:
+            k_auc = _auc_ignoring_nan(m_id, k_id.astype(np.float64))
+            if k_auc != 0.5:
+                warnings.warn(
+                    "Members and non-members have different probe counts (median "
+                    f"k {np.median(k_id[m_id == 1]):g} vs "
+                    f"{np.median(k_id[m_id == 0]):g}; k alone separates them with "
+                    f"AUC {k_auc:.2f}) and match_k=False: vmf_kappa, "
+                    "penalised_logit and prototype_ce depend on k, so their AUCs "
+                    "mix the probe counts with membership. Use match_k=True.",
+                    ProbeCountWarning,
+                    stacklevel=2,
+                )
 
         seed = _seed(self.random_state)
         rng = np.random.default_rng(seed)

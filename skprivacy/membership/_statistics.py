@@ -138,6 +138,22 @@ class _Segments:
         return self.Z.shape[1]
 
 
+def _matched_rows(codes, n_groups, k_target, random_state):
+    """Return a seeded subsample of row indices, at most ``k_target`` per group.
+
+    Each row gets a uniform random key; within each group the ``k_target``
+    rows with the smallest keys are kept (a uniform subsample without
+    replacement), groups with fewer rows keep all of them. Returned sorted,
+    so the kept rows stay in input order.
+    """
+    rng = np.random.default_rng(random_state)
+    keys = rng.random(codes.shape[0])
+    order = np.lexsort((keys, codes))
+    starts = np.searchsorted(codes[order], np.arange(n_groups))
+    position = np.arange(codes.shape[0]) - starts[codes[order]]
+    return np.sort(order[position < k_target])
+
+
 def _rowwise_dot(Z, S, codes, block=8192):
     # e_i . S_{y_i} without materialising S[codes] (n x d) all at once.
     out = np.empty(Z.shape[0], dtype=np.float64)
@@ -584,18 +600,23 @@ def _compute_table(
     n_negatives=None,
     random_state=None,
     n_jobs=None,
+    matched=None,
 ):
+    # ``matched``: the same identities on a probe-count-matched subsample, for
+    # the statistics whose value depends on k (vMF-kappa, the leave-one-out
+    # and own prototypes). PairCos is unbiased for every k and uses all rows.
     cols = {"identity": seg.identities, "k": seg.k.astype(np.int64)}
+    m = seg if matched is None else matched
     for name in statistics:
         if name == "pair_cos":
             cols[name] = _pair_cos(seg)
         elif name == "vmf_kappa":
-            cols[name] = _vmf_kappa(seg)
+            cols[name] = _vmf_kappa(m)
         elif name == "penalised_logit":
-            cols[name] = _penalised_logit(seg, head, scale, margin)
+            cols[name] = _penalised_logit(m, head, scale, margin)
         else:
             cols[name] = _prototype_ce(
-                seg,
+                m,
                 head,
                 scale,
                 margin,
