@@ -531,3 +531,26 @@ def test_walk_score_functions(name, call):
         msg = str(excinfo.value)
         assert not isinstance(excinfo.value, UNHELPFUL), (category, msg)
         assert not any(bad in msg.lower() for bad in NUMPY_INTERNALS), (category, msg)
+
+
+@pytest.mark.parametrize("name", ["mmd_test", "kde_lr_epsilon", "gauss_mech_epsilon"])
+def test_walk_two_sample_statistics(name):
+    from skprivacy import stats
+
+    func = getattr(stats, name)
+    kwargs = {"n_permutations": 9} if name == "mmd_test" else {}
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(10, 4)), rng.normal(size=(12, 4))
+    value = func(A, B, **kwargs)
+    assert not np.isnan(value.epsilon)
+    hostile = {
+        "features": (A, B[:, :3], ("X and Y",)),
+        "NaN": (np.where(A > 1, np.nan, A), B, ("X",)),
+        "one row": (A[:1], B, ("X", "sample")),
+        "huge": (A * 1e200, B * 1e200, ("X has entries up to",)),
+    }
+    for category, (X, Y, names) in hostile.items():
+        with pytest.raises((ValueError, TypeError)) as excinfo:
+            func(X, Y, **kwargs)
+        _assert_clear(excinfo, *names)
+        assert category

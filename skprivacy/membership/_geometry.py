@@ -15,7 +15,6 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.model_selection import StratifiedKFold, check_cv, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from skprivacy.exceptions import ProbeCountWarning
@@ -27,6 +26,7 @@ from skprivacy.membership._statistics import (
     _Segments,
 )
 from skprivacy.utils import validate_identity_data
+from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -231,9 +231,7 @@ def _classifier_fold_aucs(classifier, F, member, splits, perm):
 
 
 def _seed(random_state):
-    if random_state is None or isinstance(random_state, Integral):
-        return random_state
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    return seed_from(random_state)
 
 
 def _split_targets(y, member, *, caller):

@@ -7,6 +7,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from skprivacy.utils._identity import group_by_identity
+
 __all__ = [
     "calibration_mask",
     "logsumexp_rows",
@@ -39,9 +41,7 @@ def calibration_mask(codes, calibration_size, rng):
     """
     codes = np.asarray(codes)
     mask = np.zeros(codes.shape[0], dtype=bool)
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes)
-    starts = np.concatenate([[0], np.cumsum(counts)])
+    order, starts, counts = group_by_identity(codes)
     for i, n_i in enumerate(counts):
         if n_i < 2:
             continue

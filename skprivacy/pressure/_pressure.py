@@ -27,6 +27,7 @@ from skprivacy.utils import (
     l2_normalize,
     validate_identity_data,
 )
+from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -58,9 +59,7 @@ _METRICS = (
 def _three_way_split(codes, n_identities, calibration_size, test_size, rng):
     """Split every identity's rows into train / calibration / query indices."""
     train, cal, query = [], [], []
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=n_identities)
-    starts = np.concatenate([[0], np.cumsum(counts)])
+    order, starts, _ = group_by_identity(codes, n_identities)
     for i in range(n_identities):
         rows = rng.permutation(order[starts[i] : starts[i + 1]])
         n_i = rows.size

@@ -37,6 +37,11 @@ __all__ = [
 ]
 
 
+#: Largest entry the two-sample statistics accept: squares of larger entries
+#: overflow float64 (1e308).
+_MAX_ABS = 1e150
+
+
 def _check_samples(X, Y):
     """Two float64 samples with the same number of features, at least 2 rows each."""
     out = []
@@ -56,6 +61,15 @@ def _check_samples(X, Y):
             "X and Y must have the same number of features; got "
             f"{X.shape[1]} and {Y.shape[1]}."
         )
+    for name, S in (("X", X), ("Y", Y)):
+        # Squared distances of such entries overflow float64 and the statistic
+        # would come out NaN, inf or 0 without a word.
+        if S.size and np.abs(S).max() > _MAX_ABS:
+            raise ValueError(
+                f"{name} has entries up to {np.abs(S).max():.3g}, beyond {_MAX_ABS:g}: "
+                "their squared distances overflow. Rescale X and Y by one common "
+                "factor first (e.g. L2-normalise the embeddings)."
+            )
     return X, Y
 
 

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The shared, seeded ordering of unordered identity pairs (DESIGN.md "Pair protocol")."""
 
-from numbers import Integral
-
 import numpy as np
+
+from skprivacy.utils._random import check_generator
 
 __all__ = ["identity_pairs", "n_identity_pairs", "pair_rank", "pair_unrank"]
 
@@ -141,16 +141,7 @@ _M2 = np.uint64(0x94D049BB133111EB)
 
 
 def _generator(random_state):
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
-    if random_state is None or isinstance(random_state, Integral):
-        return np.random.default_rng(random_state)
-    raise ValueError(
-        f"random_state must be None, an int, a RandomState or a Generator; "
-        f"got {random_state!r}."
-    )
+    return check_generator(random_state)
 
 
 class _FeistelPermutation:

@@ -17,6 +17,7 @@ from sklearn.exceptions import DataConversionWarning
 
 from skprivacy.exceptions import DroppedRowsWarning, ExcludedIdentitiesWarning
 from skprivacy.utils._constants import MIN_NORM
+from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._sklearn import validate_data
 
 __all__ = [
@@ -587,8 +588,7 @@ class IdentityData:
 
         ``X[order[starts[i]:starts[i + 1]]]`` are the rows of identity ``i``.
         """
-        order = np.argsort(self.codes, kind="stable")
-        starts = np.concatenate([[0], np.cumsum(self.counts)])
+        order, starts, _ = group_by_identity(self.codes, self.n_identities)
         return order, starts
 
 
