@@ -11,23 +11,21 @@ identities; ProtoCE, whose cost is one ``n_samples x n_identities`` Gram block,
 is computed in row blocks so memory stays bounded.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator
 
-from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.utils import (
-    MIN_NORM,
-    check_embeddings,
-    check_no_text_columns,
-    encode_identities,
+    check_identity_labels,
+    validate_identity_data,
 )
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._random import check_generator
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils._validation import _num_rows
 
 __all__ = [
     "HEADS",
@@ -163,62 +161,25 @@ def _rowwise_dot(Z, S, codes, block=8192):
     return out
 
 
+class _Caller(BaseEstimator):
+    """Stand-in estimator carrying validate_data's bookkeeping for a function."""
+
+
 def _prepare(X, ids, *, caller):
-    """Validate ``(X, ids)``, drop unusable rows and identities with k < 2."""
-    check_no_text_columns(X)
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(
-            f"{caller} expects X of shape (n_samples, n_features); got an array "
-            f"with {X.ndim} dimension(s)."
-        )
-    if X.dtype.kind not in "fiub":
-        raise ValueError(f"{caller} expects numeric embeddings; got dtype {X.dtype}.")
-    X = X.astype(np.float64, copy=False)
-    ids = np.asarray(ids)
-    if ids.ndim != 1 or ids.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"{caller}: ids must be 1-D with one identity label per row of X; got "
-            f"shape {ids.shape} for X with {X.shape[0]} row(s)."
-        )
-    # Fast path for clean input: one pass for the squared norms and one
-    # allocation for the normalised copy. Anything non-finite or (near) zero
-    # goes through the shared cleaning (same rules, counted and warned).
-    sq = np.einsum("ij,ij->i", X, X)
-    if np.isfinite(sq).all() and (sq > MIN_NORM**2).all():
-        Z = X / np.sqrt(sq)[:, None]
-        drop_counts = {"non_finite": 0, "low_norm": 0}
-    else:
-        Z, kept, drop_counts = check_embeddings(X)
-        ids = ids[kept]
-    identities, codes = encode_identities(ids)
-    counts = np.bincount(codes, minlength=len(identities))
-    small = counts < 2
-    excluded = identities[small]
-    if small.any():
-        shown = ", ".join(repr(e) for e in excluded[:10].tolist())
-        warnings.warn(
-            f"{caller}: excluded {small.sum()} identity(ies) with fewer than 2 "
-            f"usable rows (the statistics need k >= 2 probes): {shown}"
-            f"{' ...' if small.sum() > 10 else ''}.",
-            ExcludedIdentitiesWarning,
-            stacklevel=3,
-        )
-        row_ok = ~small[codes]
-        Z, ids = Z[row_ok], ids[row_ok]
-        identities, codes = encode_identities(ids)
-    if len(identities) == 0:
+    """Validate ``(X, ids)``, drop unusable rows and identities with k < 2.
+
+    The shared input layer (:func:`~skprivacy.utils.validate_identity_data`):
+    the same cleaning, label rule, warnings and drop report as the estimators.
+    """
+    ids = check_identity_labels(ids, name="ids", n_samples=_num_rows(X))
+    data = validate_identity_data(
+        _Caller(), X, ids, min_samples_per_identity=2, min_identities=0
+    )
+    if data.n_identities == 0:
         raise ValueError(
             f"{caller}: no identity has at least 2 usable rows; nothing to compute."
         )
-    drop_report = {
-        "n_input_rows": int(X.shape[0]),
-        "n_kept_rows": int(Z.shape[0]),
-        **drop_counts,
-        "small_identity": int(counts[small].sum()),
-        "excluded_identities": excluded.tolist(),
-    }
-    return _Segments(Z, codes, identities, drop_report)
+    return _Segments(data.X, data.codes, data.identities, data.drop_report)
 
 
 def _series(values, seg, name):

@@ -28,10 +28,9 @@ from skprivacy.pressure._calibration import (
     softmax_nll,
 )
 from skprivacy.utils import (
-    MIN_NORM,
+    check_embeddings,
     check_identity_labels,
     l2_normalize,
-    row_norms,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity, identity_sums
@@ -114,10 +113,9 @@ def _check_queries(estimator, X):
         dtype=[np.float64, np.float32],
         ensure_all_finite=False,
     )
-    finite = np.isfinite(X).all(axis=1)
-    norms = np.where(finite, row_norms(X), 0.0)  # overflow-safe for huge rows
-    kept = finite & (norms > MIN_NORM)
-    Z = l2_normalize(X[kept], copy=False)
+    # The shared cleaning rule (and its overflow-safe norms); the warning below
+    # says what happens to the dropped queries instead.
+    Z, kept, _ = check_embeddings(X, warn=False, allow_all_dropped=True)
     if not kept.all():
         warnings.warn(
             f"{int((~kept).sum())} of {X.shape[0]} query row(s) are non-finite or "

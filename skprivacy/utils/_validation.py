@@ -138,7 +138,7 @@ def check_identity_labels(y, *, name="y", n_samples=None):
     if n_samples is not None and y.shape[0] != n_samples:
         raise ValueError(
             f"{name} has {y.shape[0]} label(s) but X has {n_samples} row(s); "
-            "they must have the same length."
+            "one identity label per row of X is needed."
         )
     if y.dtype.kind == "O":
         missing = pd.isna(y)
@@ -369,7 +369,9 @@ def l2_normalize(X, *, copy=True):
     return X
 
 
-def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
+def check_embeddings(
+    X, *, min_norm=MIN_NORM, normalize=True, warn=True, allow_all_dropped=False
+):
     """Drop unusable rows of an embedding matrix and L2-normalise the rest.
 
     A row is dropped when any entry is NaN or infinite (reason ``"non_finite"``),
@@ -386,6 +388,9 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
     warn : bool, default=True
         Emit a :class:`~skprivacy.exceptions.DroppedRowsWarning` when rows are
         dropped.
+    allow_all_dropped : bool, default=False
+        Return an empty ``Z`` instead of raising when every row is dropped
+        (query rows, which get an uninformative answer rather than an error).
 
     Returns
     -------
@@ -399,7 +404,10 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
     Raises
     ------
     ValueError
-        If every row is dropped.
+        If every row is dropped (unless ``allow_all_dropped``), or ``X`` is not
+        a 2-D matrix with at least one row and one column.
+    TypeError
+        If ``X`` is not numeric.
 
     Examples
     --------
@@ -439,7 +447,7 @@ def check_embeddings(X, *, min_norm=MIN_NORM, normalize=True, warn=True):
     kept = finite & ~low
     drop_counts = {"non_finite": int((~finite).sum()), "low_norm": int(low.sum())}
     n_dropped = X.shape[0] - int(kept.sum())
-    if not kept.any():
+    if not kept.any() and not allow_all_dropped:
         raise ValueError(
             f"Every row was dropped: {drop_counts['non_finite']} non-finite (NaN/inf) "
             f"row(s) and {drop_counts['low_norm']} row(s) with L2 norm <= {min_norm:g}; "
