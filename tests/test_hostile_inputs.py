@@ -554,3 +554,22 @@ def test_walk_two_sample_statistics(name):
             func(X, Y, **kwargs)
         _assert_clear(excinfo, *names)
         assert category
+
+
+def test_walk_pair_protocol_helpers():
+    from skprivacy.utils import n_identity_pairs, pair_rank, pair_unrank
+
+    assert n_identity_pairs(5) == 10
+    pairs = [[i, j] for i in range(5) for j in range(i + 1, 5)]
+    assert pair_rank(pairs, 5).tolist() == list(range(10))  # lexicographic ranks
+    assert pair_unrank(np.arange(10), 5).tolist() == pairs
+    for call, exc, match in [
+        (lambda: n_identity_pairs("a"), TypeError, "n_identities must be an integer"),
+        (lambda: n_identity_pairs(-3), ValueError, "n_identities must be >= 0"),
+        (lambda: pair_unrank([100], 5), ValueError, r"k must lie in \[0, 10\)"),
+        (lambda: pair_unrank([0.5], 5), TypeError, "k must hold integer"),
+        (lambda: pair_rank([[3, 1]], 5), ValueError, "0 <= i < j < n_identities"),
+        (lambda: pair_rank([0, 1], 5), ValueError, "shape"),
+    ]:
+        with pytest.raises(exc, match=match):
+            call()

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The shared, seeded ordering of unordered identity pairs (DESIGN.md "Pair protocol")."""
 
+from numbers import Integral
+
 import numpy as np
 
 from skprivacy.utils._random import check_generator
@@ -28,8 +30,21 @@ def n_identity_pairs(n_identities):
     >>> n_identity_pairs(400)
     79800
     """
-    n = int(n_identities)
+    n = _check_n(n_identities)
     return n * (n - 1) // 2
+
+
+def _check_n(n_identities):
+    if isinstance(n_identities, bool) or not isinstance(
+        n_identities, (Integral, np.integer)
+    ):
+        raise TypeError(
+            f"n_identities must be an integer; got {type(n_identities).__name__} "
+            f"{n_identities!r}."
+        )
+    if n_identities < 0:
+        raise ValueError(f"n_identities must be >= 0; got {n_identities}.")
+    return int(n_identities)
 
 
 def _row_start(i, n, out):
@@ -67,8 +82,16 @@ def pair_unrank(k, n_identities, *, chunk_size=1 << 18):
     >>> pair_unrank([0, 1, 2, 3, 4, 5], 4).tolist()
     [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
     """
-    n = int(n_identities)
+    n = _check_n(n_identities)
     k_all = np.asarray(k).reshape(-1)
+    if k_all.size:
+        if k_all.dtype.kind not in "iu":
+            raise TypeError(f"k must hold integer pair ranks; got dtype {k_all.dtype}.")
+        if k_all.min() < 0 or k_all.max() >= n * (n - 1) // 2:
+            raise ValueError(
+                f"k must lie in [0, {n * (n - 1) // 2}) for {n} identities; got "
+                f"values from {int(k_all.min())} to {int(k_all.max())}."
+            )
     out = np.empty((k_all.shape[0], 2), dtype=np.intp)
     b = 2.0 * n - 1.0
     size = min(chunk_size, max(k_all.shape[0], 1))
@@ -125,9 +148,20 @@ def pair_rank(pairs, n_identities):
     >>> pair_rank([[0, 1], [2, 3]], 4).tolist()
     [0, 5]
     """
-    pairs = np.asarray(pairs, dtype=np.int64)
+    n = _check_n(n_identities)
+    pairs = np.asarray(pairs)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
+        raise ValueError(
+            "pairs must be an integer array of shape (n_pairs, 2); got shape "
+            f"{pairs.shape} and dtype {pairs.dtype}."
+        )
+    pairs = pairs.astype(np.int64, copy=False)
     i, j = pairs[:, 0], pairs[:, 1]
-    return i * (2 * int(n_identities) - i - 1) // 2 + (j - i - 1)
+    if pairs.size and not ((0 <= i) & (i < j) & (j < n)).all():
+        raise ValueError(
+            f"pairs must satisfy 0 <= i < j < n_identities={n} in every row."
+        )
+    return i * (2 * n - i - 1) // 2 + (j - i - 1)
 
 
 # Rounds of the Feistel network (Luby-Rackoff: 4 suffice for a pseudo-random
@@ -258,7 +292,7 @@ def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
     >>> identity_pairs(100_000, n_pairs=2, random_state=0).tolist()
     [[10983, 25132], [7791, 97072]]
     """
-    n = int(n_identities)
+    n = _check_n(n_identities)
     if n < 2:
         raise ValueError(f"Pairs need at least 2 identities; got {n}.")
     total = n_identity_pairs(n)

@@ -361,6 +361,10 @@ def l2_normalize(X, *, copy=True):
     >>> l2_normalize(np.array([[3.0, 4.0]]))
     array([[0.6, 0.8]])
     """
+    if np.asarray(X).dtype.kind not in "biuf":
+        raise TypeError(
+            f"X must be numeric; got an array of dtype {np.asarray(X).dtype}."
+        )
     X = np.array(X, dtype=np.result_type(X, np.float32), copy=copy)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got an array of shape {X.shape}.")
