@@ -6,6 +6,7 @@ __all__ = [
     "DroppedRowsWarning",
     "ExcludedColumnsWarning",
     "ExcludedIdentitiesWarning",
+    "FewDimensionsLeftWarning",
     "ProbeCountWarning",
     "UnresolvableRateWarning",
 ]
@@ -31,6 +32,17 @@ class ExcludedColumnsWarning(UserWarning):
 
 class ExcludedIdentitiesWarning(UserWarning):
     """Identities with too few usable rows were left out of an audit."""
+
+
+class FewDimensionsLeftWarning(UserWarning):
+    """An identity eraser removed so many directions that few dimensions survive.
+
+    Raised by :class:`~skprivacy.sanitize.ISP`, :class:`~skprivacy.sanitize.LEACE`
+    and :class:`~skprivacy.sanitize.INLP` when the fitted rank leaves fewer than
+    half of the embedding dimensions: the output may no longer be useful for
+    anything but erasure. The default rank rule (``n_components="auto"``) never
+    goes below half; explicit ranks and ``"full"`` may.
+    """
 
 
 class ProbeCountWarning(UserWarning):

@@ -293,27 +293,3 @@ def test_progress_modes():
         p.start("stage one", 1.0)
         p.finish()
     assert quiet.getvalue() == ""
-
-
-def test_sanitize(csv_file, tmp_path):
-    pytest.importorskip("skprivacy.sanitize")
-    from skprivacy.sanitize import ISP
-
-    out = tmp_path / "san"
-    args = ["sanitize", str(csv_file), "--id-column", "person"]
-    assert main([*args, "--n-components", "4", "--out", str(out), "--quiet"]) == 0
-    assert {p.name for p in out.iterdir()} == {
-        "sanitized.csv.gz",
-        "projector.npz",
-        "sanitize.json",
-    }
-    Z, ids, _ = read_embeddings(out / "sanitized.csv.gz", id_column="person")
-    assert len(Z) == 119  # the NaN row is dropped and counted
-    record = json.loads((out / "sanitize.json").read_text())
-    assert record["dropped_rows"]["non_finite"] == 1
-    isp = ISP.from_npz(out / "projector.npz")
-    # Independent check: sanitised rows are unit norm and orthogonal to the
-    # removed directions.
-    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-6)
-    np.testing.assert_allclose(Z.to_numpy() @ isp.components_.T, 0.0, atol=1e-6)
-    assert main([*args, "--n-components", "1.5", "--out", str(tmp_path / "x")]) == 2

@@ -17,6 +17,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import Pipeline, make_pipeline
 
 from skprivacy.datasets import make_identity_embeddings
+from skprivacy.exceptions import FewDimensionsLeftWarning
 from skprivacy.sanitize import INLP, ISP, LEACE
 
 
@@ -91,7 +92,7 @@ def test_full_rank_collapses_identity_means():
     # P mu_i = P mu_C for every identity: exact up to floating point.
     assert np.ptp(new_means, axis=0).max() < 1e-12
     # With re-normalisation the means coincide up to the within-identity noise.
-    Zr = ISP().fit(X, ids).transform(X)
+    Zr = ISP("full").fit(X, ids).transform(X)
     renorm_means = np.array([Zr[ids == i].mean(axis=0) for i in range(m)])
     assert np.ptp(renorm_means, axis=0).max() < 0.2 * spread_before
 
@@ -258,7 +259,8 @@ def test_grid_search_with_routed_identities():
 
 def test_leace_equalises_identity_means():
     X, ids = make_identity_embeddings(12, 15, 16, n_identity_dims=4, random_state=1)
-    leace = LEACE().fit(X, ids)
+    with pytest.warns(FewDimensionsLeftWarning, match="5 dimension"):
+        leace = LEACE("full").fit(X, ids)
     Z = leace.transform(X)
     means = np.array([Z[ids == i].mean(axis=0) for i in range(12)])
     assert np.ptp(means, axis=0).max() < 1e-10

@@ -95,23 +95,9 @@ def _build_parser():
     audit.add_argument("--quiet", action="store_true", help="no progress output")
 
     if _has_isp():
-        san = sub.add_parser(
-            "sanitize",
-            help="fit ISP and write the sanitised embeddings and the projector",
-        )
-        san.add_argument("file", metavar="FILE")
-        san.add_argument("--id-column", default="identity")
-        san.add_argument("--labels", metavar="FILE")
-        san.add_argument("--features", metavar="REGEX")
-        san.add_argument(
-            "--n-components",
-            required=True,
-            help="int rank r, or a float in (0, 1): share of between-identity "
-            "energy removed",
-        )
-        san.add_argument("--out", required=True, metavar="OUT")
-        san.add_argument("--force", action="store_true")
-        san.add_argument("--quiet", action="store_true")
+        from skprivacy.cli._sanitize import add_sanitize_parser
+
+        add_sanitize_parser(sub)
     return parser
 
 
@@ -228,73 +214,6 @@ def _audit(args, argv):
     return 0
 
 
-def _sanitize(args, argv):
-    import json
-
-    import numpy as np
-    import pandas as pd
-
-    from skprivacy.report._audit import _now, _versions
-    from skprivacy.sanitize import ISP
-    from skprivacy.utils import check_embeddings
-
-    started = _now()
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise UserError(
-            f"output directory {out} already exists; use --force to overwrite it"
-        )
-    text = args.n_components.strip()
-    try:
-        r = int(text) if text.isdigit() else float(text)
-    except ValueError:
-        r = None
-    if r is None or (isinstance(r, float) and not 0 < r < 1) or r == 0:
-        raise UserError(
-            "--n-components must be a positive int or a float in (0, 1); got "
-            f"{args.n_components!r}"
-        )
-    X, ids, info = _read(args)
-    Xa = X.to_numpy(dtype=np.float64)
-    try:
-        # The shared cleaning (non-finite and near-zero rows cannot be projected).
-        _, kept, drops = check_embeddings(Xa, warn=False, normalize=False)
-        isp = ISP(n_components=r).fit(Xa[kept], ids.to_numpy()[kept])
-    except ValueError as exc:
-        raise UserError(" ".join(str(exc).split())) from exc
-    Z = isp.transform(Xa[kept])
-    out.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame(Z, columns=[str(c) for c in X.columns])
-    frame.insert(0, args.id_column, ids.to_numpy()[kept])
-    frame.to_csv(out / "sanitized.csv.gz", index=False)
-    isp.to_npz(out / "projector.npz")
-    record = {
-        "input": {
-            k: info.get(k)
-            for k in ("path", "sha256", "feature_columns", "excluded_columns")
-        },
-        "n_rows_before": int(len(Xa)),
-        "n_rows_after": int(kept.sum()),
-        "dropped_rows": drops,
-        "n_components": int(isp.components_.shape[0]),
-        "explained_energy_ratio": [float(v) for v in isp.explained_energy_ratio_],
-        "outputs": ["sanitized.csv.gz", "projector.npz"],
-        "versions": _versions(),
-        "start_time": started,
-        "end_time": _now(),
-        "command_line": shlex.join(["skprivacy", *argv]),
-    }
-    (out / "sanitize.json").write_text(json.dumps(record, indent=2) + "\n")
-    if not args.quiet:
-        print(
-            f"[skprivacy] removed {record['n_components']} identity direction(s); "
-            f"wrote {out / 'sanitized.csv.gz'}, {out / 'projector.npz'} and "
-            f"{out / 'sanitize.json'}",
-            file=sys.stderr,
-        )
-    return 0
-
-
 def main(argv=None):
     """Run the ``skprivacy`` command line and return its exit status.
 
@@ -326,4 +245,6 @@ def _dispatch(argv):
         return EXIT_USAGE
     if args.command == "audit":
         return _audit(args, argv)
-    return _sanitize(args, argv)
+    from skprivacy.cli._sanitize import run_sanitize
+
+    return run_sanitize(args, argv)

@@ -3,6 +3,7 @@
 """Identity sanitisation: ISP, the LEACE and INLP baselines, and their audit."""
 
 from skprivacy.sanitize._baselines import INLP, LEACE
+from skprivacy.sanitize._copy_detection import copy_detection_map
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._utility import (
     attribute_probe_accuracy,
@@ -19,6 +20,7 @@ __all__ = [
     "LEACE",
     "OpenSetVerificationAuditor",
     "attribute_probe_accuracy",
+    "copy_detection_map",
     "plot_privacy_utility",
     "privacy_utility_tradeoff",
     "retrieval_precision_at_k",

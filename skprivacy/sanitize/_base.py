@@ -8,14 +8,21 @@ in a pipeline whose ``y`` is a downstream target), input validation, and a
 blocked, multi-threaded low-rank ``transform``.
 """
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from scipy import linalg
 from scipy.linalg import get_blas_funcs
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from skprivacy.utils import validate_identity_data
-from skprivacy.utils._identity import identity_sums
+from skprivacy.exceptions import FewDimensionsLeftWarning
+from skprivacy.utils import (
+    blas_threads,
+    identity_sums,
+    limit_blas_threads,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import check_is_fitted, validate_data
 from skprivacy.utils._threads import blas_threads, limit_blas_threads
 
@@ -26,38 +33,48 @@ _FLOAT_DTYPES = (np.float64, np.float32)
 # Rows per block of the low-rank update: two blocks of this size stay in a
 # core's L2/L3 cache for d = 512, which makes the two skinny matrix products
 # several times faster than one pass over the full matrix.
-_BLOCK_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
+_BLOCK_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 256}
 
 
-_blas_threads = blas_threads
+def _blas_threads():
+    return blas_threads()
 
 
 def _single_threaded_blas():
-    """Context manager limiting BLAS/LAPACK to one thread.
-
-    The decompositions here are small (at most ``d x d`` or ``m x d``): a threaded
-    LAPACK gains little on them and, on a shared or oversubscribed machine,
-    loses an order of magnitude to thread contention (a 400 x 512 SVD took
-    0.9 s with two contended threads and 0.12 s with one).
-    """
+    """Limit BLAS/LAPACK to one thread (small decompositions lose to contention)."""
     return limit_blas_threads(1, user_api=None)
 
 
 def low_rank_update(
-    X, left, right, *, shift=None, scale_rows=False, renormalize, orthogonal=False
+    X,
+    left,
+    right,
+    *,
+    shift=None,
+    scale_rows=False,
+    renormalize,
+    orthogonal=False,
+    out=None,
 ):
     """Return ``X - ((X - shift) @ right.T) @ left``, optionally row-normalised.
 
-    Computed blockwise: per block of rows, one ``(b, d) @ (d, r)`` and one
-    ``(b, r) @ (r, d)`` product, never a ``d x d`` product per row. Blocks are
-    spread over as many threads as the BLAS would use, each with a
-    single-threaded BLAS (many small in-cache products beat one threaded
-    out-of-cache product by a wide margin for skinny ``r``).
+    Computed blockwise into one preallocated output: per block of rows, one
+    ``(b, d) @ (d, r)`` and one ``(b, r) @ (r, d)`` product, never a ``d x d``
+    product per row. Blocks are spread over as many threads as the BLAS would
+    use, each with a single-threaded BLAS (many small in-cache products beat
+    one threaded out-of-cache product by a wide margin for skinny ``r``).
+
+    For an orthogonal projector the re-normalisation costs no extra pass over
+    the output: ``||P x||^2 = ||x||^2 - ||U x||^2`` gives each row's scale
+    before the output exists, the block is written once as ``s x`` and then
+    updated in place by ``-(s t) U``. Rows where that difference cancels badly
+    (``||P x||^2 < ||x||^2 / 16``, rare) are recomputed directly.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, d)
         Input rows (float32 or float64; the output has the same dtype).
+        Infinite entries raise ``ValueError``; NaN rows come out NaN.
     left : ndarray of shape (r, d)
         Rows spanning the removed directions (``U`` for an orthogonal projector).
     right : ndarray of shape (r, d)
@@ -70,10 +87,12 @@ def low_rank_update(
         If True, output rows are scaled to unit L2 norm. Rows whose output norm
         is at rounding level (``<= 100 eps ||x||``) are set to zero rather than
         blown up to a spurious unit vector; NaN rows stay NaN.
-
     orthogonal : bool, default=False
         Whether ``left == right`` has orthonormal rows (an orthogonal
-        projector), which gives the input row norms for free.
+        projector), which gives the output row norms for free.
+    out : ndarray of shape (n_samples, d) or None, default=None
+        C-contiguous array of ``X``'s dtype to write into (e.g. a buffer reused
+        across chunks of a stream); allocated if None. May not overlap ``X``.
 
     Returns
     -------
@@ -89,13 +108,73 @@ def low_rank_update(
         # (x - s) R^T = x R^T - s R^T: fold the shift into one r-vector.
         shift_proj = (np.asarray(shift, dtype=dtype) @ right_t).astype(dtype)
     n = X.shape[0]
-    out = np.empty_like(X)
+    if out is None:
+        out = np.empty_like(X)
+    elif out.shape != X.shape or out.dtype != dtype or not out.flags.c_contiguous:
+        raise ValueError(
+            f"out must be a C-contiguous {dtype} array of shape {X.shape}; got "
+            f"{out.dtype} {out.shape}."
+        )
     if n == 0:
         return out
     block = _BLOCK_ROWS.get(dtype, 256)
     rank = left.shape[0]
     gemm = get_blas_funcs("gemm", dtype=dtype)
     zero_tol = 100 * np.finfo(dtype).eps
+    fast = renormalize and orthogonal and not scale_rows and shift is None
+
+    def update(ob, t):
+        # ob -= t @ left as one BLAS call with beta = 1, in place. The
+        # C-ordered blocks are F-ordered transposes: ob^T -= left^T t^T.
+        if rank:
+            gemm(-1.0, left.T, t.T, 1.0, ob.T, overwrite_c=True)
+
+    def exact_rows(xb, ob, rows):
+        # Direct computation for rows where the norm identity cancels, or
+        # whose squared norm overflows: scale by the largest entry first.
+        x = xb[rows].astype(np.float64)
+        big = np.abs(x).max(axis=1, keepdims=True)
+        big[~(big > 0)] = 1.0
+        x /= big
+        y = x - (x @ right_t.astype(np.float64)) @ left.astype(np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", y, y))
+        sq_in = np.einsum("ij,ij->i", x, x)
+        tiny = norms <= zero_tol * np.sqrt(sq_in)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = 1.0 / norms
+        inv[tiny] = 0
+        ob[rows] = y * inv[:, None]
+
+    def work_fast(start):
+        stop = min(start + block, n)
+        xb, ob = X[start:stop], out[start:stop]
+        # Copy first (a streaming copy is the cheapest way to touch the output
+        # memory), then work on the in-cache output block only.
+        np.copyto(ob, xb)
+        t = ob @ right_t
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq_in = np.einsum("ij,ij->i", ob, ob)
+            sq_out = sq_in - np.einsum("ij,ij->i", t, t)
+        if not np.isfinite(sq_in).all():
+            bad = ~np.isfinite(sq_in)
+            if np.isinf(xb[bad]).any():
+                raise ValueError(
+                    f"Input X contains infinity (row {start + np.flatnonzero(bad)[0]}"
+                    "); replace or drop non-finite rows first (NaN rows are "
+                    "passed through as NaN)."
+                )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = 1.0 / np.sqrt(sq_out)
+        # Cancellation in ||x||^2 - ||Ux||^2 (or overflow of ||x||^2): those
+        # rows are recomputed directly below; NaN rows compare False and stay
+        # NaN through the scale.
+        redo = (sq_out <= sq_in * (1.0 / 16)) | np.isinf(sq_in)
+        scale[redo] = 0
+        ob *= scale[:, None]
+        t *= scale[:, None]
+        update(ob, t)
+        if redo.any():
+            exact_rows(xb, ob, np.flatnonzero(redo))
 
     def work(start):
         stop = min(start + block, n)
@@ -107,10 +186,7 @@ def low_rank_update(
         if shift_proj is not None:
             t -= shift_proj
         np.copyto(ob, xb)
-        if rank:
-            # ob = xb - t @ left as one BLAS call with beta = 1, in place. The
-            # C-ordered blocks are F-ordered transposes: ob^T -= left^T t^T.
-            gemm(-1.0, left.T, t.T, 1.0, ob.T, overwrite_c=True)
+        update(ob, t)
         if renormalize:
             norms = np.sqrt(np.einsum("ij,ij->i", ob, ob))
             # A row (almost) inside the removed subspace leaves only rounding
@@ -119,8 +195,6 @@ def low_rank_update(
             if scale_rows:
                 sq_in = 1.0
             elif orthogonal:
-                # ||x||^2 = ||P x||^2 + ||U^T x||^2 for an orthogonal projector:
-                # the input norm for free from the (b, r) coordinates.
                 sq_in = norms**2 + np.einsum("ij,ij->i", t, t)
             else:
                 sq_in = np.einsum("ij,ij->i", xb, xb)
@@ -132,16 +206,20 @@ def low_rank_update(
             inv[tiny] = 0
             ob *= inv[:, None]
 
+    kernel = work_fast if fast else work
     starts = range(0, n, block)
-    n_threads = _blas_threads()
-    if n_threads == 1 or n <= 4 * block:
-        for s in starts:
-            work(s)
-        return out
-    with limit_blas_threads():
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            # list() re-raises any exception from a worker.
-            list(pool.map(work, starts))
+    n_threads = min(_blas_threads(), -(-n // block))
+    # A threaded BLAS on these small blocks spends its time synchronising
+    # threads (15x slower measured): every product runs single-threaded, and
+    # the blocks themselves are spread over the threads.
+    with limit_blas_threads(1):
+        if n_threads == 1:
+            for s in starts:
+                kernel(s)
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                # list() re-raises any exception from a worker.
+                list(pool.map(kernel, starts))
     return out
 
 
@@ -162,35 +240,330 @@ def _identity_means(X, codes, counts):
 
     ``counts[i]`` is the number of rows with code ``i`` (``IdentityData.counts``).
     """
-    return identity_sums(X, codes, len(counts), dtype=np.float64) / counts[:, None]
+    return _identity_sums(X, codes, len(counts)) / counts[:, None]
+
+
+def _identity_sums(X, codes, n_identities):
+    """Per-identity row sums, accumulated in float64."""
+    return identity_sums(X, codes, n_identities, dtype=np.float64)
+
+
+#: Default rank rule (``n_components="auto"``), see :func:`_auto_subspace`.
+#: At least this share of the embedding dimensions always survives.
+AUTO_KEEP_SHARE = 0.5
+#: A direction counts as identity signal when its between-identity variance
+#: exceeds this many times the largest ratio chance alone would produce.
+AUTO_MARGIN = 2.0
+#: With one row per identity (no within-identity spread to compare with), the
+#: rule falls back to the fewest directions holding this share of the energy.
+AUTO_ENERGY = 0.9
+
+
+def _max_auto_rank(n_features):
+    """Largest rank the default rule removes: ceil(d / 2) dimensions survive."""
+    return n_features - int(np.ceil(n_features * AUTO_KEEP_SHARE))
+
+
+def _auto_subspace(means, counts, within):
+    """Directions removed by the default rank rule, as orthonormal rows.
+
+    ``B = M_c^T M_c / m`` is the scatter of the centred identity means. Under
+    no identity signal its expectation is ``c W`` with ``W`` the pooled
+    within-identity covariance and ``c = mean_i(1 / n_i) (1 - 1 / m)``: the
+    spread of means that averaging ``n_i`` noisy rows produces by chance (an
+    attribute independent of identity, such as pose or lighting, lands
+    there). The candidate directions are the eigenvectors of the de-biased
+    scatter ``B - c W`` with a positive eigenvalue; one is kept when its
+    variance ratio ``v^T B v / (c v^T W v)`` exceeds ``AUTO_MARGIN`` times
+    ``(1 + sqrt(d / (m - 1)))^2``, the largest ratio pure chance reaches
+    (Marchenko-Pastur edge). At most :func:`_max_auto_rank` directions are
+    kept. Without within-identity spread (one row per identity) the fewest
+    leading directions of ``M_c`` holding ``AUTO_ENERGY`` of its energy are
+    taken instead, under the same cap.
+
+    Returns
+    -------
+    directions : ndarray of shape (r, d)
+    """
+    m, d = means.shape
+    cap = _max_auto_rank(d)
+    centred = means - means.mean(axis=0)
+    if m < 2:
+        return np.zeros((0, d))
+    if within is None:
+        with _single_threaded_blas():
+            _, s, vt = linalg.svd(centred, full_matrices=False, check_finite=False)
+        energy = s**2
+        total = energy.sum()
+        if total <= 0:
+            return np.zeros((0, d))
+        r = int(np.searchsorted(np.cumsum(energy) / total, AUTO_ENERGY)) + 1
+        tol = s[0] * max(m, d) * np.finfo(float).eps
+        r = min(r, cap, int(np.sum(s > tol)))
+        return vt[:r]
+    scatter = centred.T @ centred / m
+    c = float(np.mean(1.0 / counts)) * (1.0 - 1.0 / m)
+    with _single_threaded_blas():
+        evals, vecs = linalg.eigh(scatter - c * within, check_finite=False)
+    evals, vecs = evals[::-1], vecs[:, ::-1]
+    between = np.einsum("dk,dk->k", vecs, scatter @ vecs)
+    chance = c * np.einsum("dk,dk->k", vecs, within @ vecs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(chance > 0, between / chance, np.inf)
+    edge = (1.0 + np.sqrt(d / (m - 1))) ** 2
+    scale = evals[0] if evals.size else 0.0
+    keep = np.flatnonzero(
+        (ratio > AUTO_MARGIN * edge) & (evals > 1e-12 * max(scale, 0.0))
+    )[:cap]
+    return vecs[:, keep].T
+
+
+def _warn_few_dimensions(estimator, rank, n_features, stacklevel=5):
+    """Warn (FewDimensionsLeftWarning) when fewer than half of the dimensions survive."""
+    if rank > _max_auto_rank(n_features):
+        warnings.warn(
+            f"{type(estimator).__name__} removed {rank} of {n_features} directions: "
+            f"only {n_features - rank} dimension(s) survive, fewer than half. The "
+            "output may be useless for anything but erasure; the default "
+            "n_components='auto' keeps at least half.",
+            FewDimensionsLeftWarning,
+            # 5: the caller of fit, through sklearn's _fit_context wrapper.
+            stacklevel=stacklevel,
+        )
+
+
+def _block_stats(X, codes, identities, scatter):
+    """Sufficient statistics of one block of cleaned rows (float64)."""
+    X = np.asarray(X)
+    sums = _identity_sums(X, codes, len(identities))
+    counts = np.bincount(codes, minlength=len(identities))
+    outer = None
+    if scatter:
+        X64 = np.asarray(X, dtype=np.float64)
+        outer = X64.T @ X64
+    return identities, sums, counts, outer
+
+
+class _IdentityStats:
+    """Per-identity sums and counts, and the total scatter, over many chunks.
+
+    Everything ISP and LEACE need is a sum over rows, so fitting on chunks
+    (``partial_fit``) or on the blocks of a dask array gives the statistics of
+    the concatenation, up to the order of floating-point additions.
+    """
+
+    def __init__(self, n_features, scatter):
+        self.labels = None
+        self.sums = np.zeros((0, n_features))
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.scatter = np.zeros((n_features, n_features)) if scatter else None
+        self.drop_report = {}
+
+    def add(self, identities, sums, counts, outer, drops):
+        identities = np.asarray(identities)
+        if self.labels is None or self.labels.size == 0:
+            self.labels = identities[:0]
+        try:
+            labels = np.union1d(self.labels, identities)
+        except TypeError as exc:
+            raise ValueError(
+                "identity labels of this chunk cannot be compared with those seen "
+                f"before ({self.labels.dtype} vs {identities.dtype}); use one label "
+                "type for every chunk."
+            ) from exc
+        if labels.size != self.labels.size:
+            where = np.searchsorted(labels, self.labels)
+            grown = np.zeros((labels.size, self.sums.shape[1]))
+            grown[where] = self.sums
+            grown_counts = np.zeros(labels.size, dtype=np.int64)
+            grown_counts[where] = self.counts
+            self.sums, self.counts = grown, grown_counts
+        self.labels = labels
+        where = np.searchsorted(labels, identities)
+        np.add.at(self.sums, where, sums)
+        np.add.at(self.counts, where, counts)
+        if self.scatter is not None:
+            self.scatter += outer
+        for key, value in drops.items():
+            if isinstance(value, list):
+                self.drop_report.setdefault(key, []).extend(value)
+            elif isinstance(value, (int, np.integer)):
+                self.drop_report[key] = self.drop_report.get(key, 0) + int(value)
+
+    def add_data(self, data):
+        """Add the rows of an :class:`~skprivacy.utils.IdentityData`."""
+        ids, sums, counts, outer = _block_stats(
+            data.X, data.codes, data.identities, self.scatter is not None
+        )
+        self.add(ids, sums, counts, outer, data.drop_report)
+
+    @property
+    def n_rows(self):
+        return int(self.counts.sum())
+
+    @property
+    def n_identities(self):
+        return int(self.labels.size) if self.labels is not None else 0
+
+    def means(self):
+        return self.sums / self.counts[:, None]
+
+    def within_covariance(self):
+        """Pooled within-identity covariance, or None without repeated identities."""
+        n, m = self.n_rows, self.n_identities
+        if self.scatter is None or n <= m:
+            return None
+        within = self.scatter - self.sums.T @ self.means()
+        return (within + within.T) / (2 * (n - m))
+
+
+def _is_dask_array(X):
+    """Whether ``X`` is a dask array (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "map_blocks")
+
+
+def _clean_block_stats(X, labels, scatter):
+    """Clean one block and return its sufficient statistics and drop counts.
+
+    Non-finite and near-zero rows are dropped, the rest L2-normalised. Used on the blocks of a dask array, possibly on a remote worker.
+    """
+    from skprivacy.utils import check_embeddings, encode_identities
+
+    X = np.asarray(X)
+    if X.dtype not in _FLOAT_DTYPES:
+        X = X.astype(np.float64)
+    labels = np.asarray(labels)
+    try:
+        Z, kept, drops = check_embeddings(X, warn=False)
+    except ValueError:  # every row of this block unusable: counted, not fatal
+        finite = np.isfinite(X).all(axis=1)
+        Z, kept = X[:0], np.zeros(X.shape[0], dtype=bool)
+        drops = {
+            "non_finite": int((~finite).sum()),
+            "low_norm": int(finite.sum()),
+        }
+    identities, codes = encode_identities(labels[kept])
+    drops = {"n_input_rows": int(X.shape[0]), "n_kept_rows": int(kept.sum()), **drops}
+    return (*_block_stats(Z, codes, identities, scatter), drops)
 
 
 class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Base class: label handling, validation and tags of the identity erasers."""
+    """Base class: label handling, validation, chunked statistics and tags.
 
-    def _validate_fit_data(self, X, y, ids):
+    Subclasses whose fit needs only row sums (ISP, LEACE) build an
+    :class:`_IdentityStats` (from a numpy array, the blocks of a dask array, or
+    successive ``partial_fit`` chunks) and turn it into their fitted state in
+    ``_fit_from_stats``.
+    """
+
+    def _validate_fit_data(self, X, y, ids, *, reset=True, min_identities=2):
         labels = _identity_labels(self, y, ids)
         data = validate_identity_data(
             self,
             X,
             labels,
-            reset=True,
+            reset=reset,
             min_samples_per_identity=1,
-            min_identities=2,
+            min_identities=min_identities,
             dtype=_FLOAT_DTYPES,
         )
         self.drop_report_ = data.drop_report
         self.identities_ = data.identities
         return data
 
-    def _validate_transform_data(self, X):
+    def _needs_scatter(self):
+        return True
+
+    def _collect_stats(self, X, y, ids):
+        """Statistics of a full fit: numpy in memory, dask block by block."""
+        if _is_dask_array(X):
+            stats = self._dask_stats(X, _identity_labels(self, y, ids))
+        else:
+            data = self._validate_fit_data(X, y, ids)
+            stats = _IdentityStats(data.X.shape[1], self._needs_scatter())
+            stats.add_data(data)
+        if stats.n_identities < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 identities with a usable "
+                f"row; got {stats.n_identities}."
+            )
+        self._stats = stats
+        return stats
+
+    def _partial_stats(self, X, y, ids):
+        """Add one chunk to the running statistics (``partial_fit``)."""
+        first = not hasattr(self, "_stats")
+        data = self._validate_fit_data(X, y, ids, reset=first, min_identities=1)
+        if first:
+            self._stats = _IdentityStats(data.X.shape[1], self._needs_scatter())
+        self._stats.add_data(data)
+        self.drop_report_ = dict(self._stats.drop_report)
+        self.identities_ = self._stats.labels
+        return self._stats
+
+    def _dask_stats(self, X, labels):
+        import dask
+        import dask.array as da
+
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D dask array; got {X.ndim} dimension(s).")
+        X = X.rechunk({1: -1})
+        if _is_dask_array(labels):
+            labels = labels.rechunk((X.chunks[0],))
+        else:
+            labels = np.asarray(labels)
+            if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
+                raise ValueError(
+                    f"identity labels have shape {labels.shape}; expected "
+                    f"({X.shape[0]},), one label per row of X."
+                )
+            labels = da.from_array(labels, chunks=(X.chunks[0],))
+        if labels.shape[0] != X.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[0]} rows but {labels.shape[0]} identity labels."
+            )
+        scatter = self._needs_scatter()
+        parts = [
+            dask.delayed(_clean_block_stats)(xb, yb, scatter)
+            for xb, yb in zip(X.to_delayed().ravel(), labels.to_delayed().ravel())
+        ]
+        stats = _IdentityStats(X.shape[1], scatter)
+        for result in dask.compute(*parts):
+            stats.add(*result)
+        stats.drop_report.setdefault("excluded_identities", [])
+        self.n_features_in_ = int(X.shape[1])
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.drop_report_ = dict(stats.drop_report)
+        self.identities_ = stats.labels
+        return stats
+
+    def _transform(self, X, apply, *, check_finite=True):
+        """Validate ``X`` and apply ``apply``; a dask array gives a lazy dask array."""
+        if _is_dask_array(X):
+            check_is_fitted(self)
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has shape {X.shape}; {type(self).__name__} expects "
+                    f"(n_samples, {self.n_features_in_})."
+                )
+            X = X.rechunk({1: -1})
+            dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
+            # Row blocks are independent: each is transformed by the numpy
+            # path, on whichever worker holds it.
+            return X.map_blocks(self.transform, dtype=dtype)
+        return apply(self._validate_transform_data(X, check_finite=check_finite))
+
+    def _validate_transform_data(self, X, *, check_finite=True):
         check_is_fitted(self)
         return validate_data(
             self,
             X,
             reset=False,
             dtype=_FLOAT_DTYPES,
-            ensure_all_finite="allow-nan",
+            # The fast orthogonal kernel checks for infinity inside its
+            # in-cache blocks, saving a full pass over X.
+            ensure_all_finite="allow-nan" if check_finite else False,
         )
 
     def __sklearn_tags__(self):

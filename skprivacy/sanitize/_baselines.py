@@ -10,12 +10,14 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from skprivacy.sanitize._base import (
+    _auto_subspace,
     _BaseIdentityEraser,
-    _identity_means,
+    _IdentityStats,
     _single_threaded_blas,
+    _warn_few_dimensions,
     low_rank_update,
 )
-from skprivacy.utils._sklearn import HasMethods, Interval, _fit_context
+from skprivacy.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 
 __all__ = ["INLP", "LEACE"]
 
@@ -33,13 +35,22 @@ class LEACE(_BaseIdentityEraser):
 
     Parameters
     ----------
-    n_components : int or None, default=None
-        Number of erased directions. None erases the full rank of the
-        (whitened) cross-covariance between embeddings and the identity one-hot
-        (at most ``min(n_features, n_identities - 1)``), which is exact LEACE.
-        An int keeps only the top directions by singular value: a truncated
-        LEACE, comparable to ``ISP(n_components=r)`` but without LEACE's
-        guarantee.
+    n_components : int, "auto", "full" or None, default="auto"
+        Number of erased directions.
+
+        - ``"auto"``: the default rank rule shared with :class:`ISP` (see its
+          ``n_components``): as many directions as the identity means show
+          signal beyond chance, and never more than ``n_features // 2``, so at
+          least half of the dimensions survive. The top directions by singular
+          value are erased (a truncated LEACE).
+        - ``"full"`` (or None): the full rank of the (whitened)
+          cross-covariance between embeddings and the identity one-hot (at
+          most ``min(n_features, n_identities - 1)``), which is exact LEACE.
+          With many identities this erases almost every direction and warns
+          (:class:`~skprivacy.exceptions.FewDimensionsLeftWarning`).
+        - int: keep only the top directions by singular value: a truncated
+          LEACE, comparable to ``ISP(n_components=r)`` but without LEACE's
+          guarantee.
     renormalize : bool, default=False
         Whether to scale output rows to unit L2 norm. Off by default because
         LEACE's guarantee concerns the affine output; switch it on to feed
@@ -101,7 +112,7 @@ class LEACE(_BaseIdentityEraser):
     >>> from skprivacy.sanitize import LEACE
     >>> X, ids = make_identity_embeddings(10, 20, 32, n_identity_dims=4,
     ...                                   random_state=0)
-    >>> leace = LEACE().fit(X, ids)
+    >>> leace = LEACE("full").fit(X, ids)
     >>> Z = leace.transform(X)
     >>> means = np.array([Z[ids == i].mean(axis=0) for i in range(10)])
     >>> bool(np.ptp(means, axis=0).max() < 1e-10)
@@ -109,12 +120,16 @@ class LEACE(_BaseIdentityEraser):
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 0, None, closed="left"), None],
+        "n_components": [
+            Interval(Integral, 0, None, closed="left"),
+            StrOptions({"auto", "full"}),
+            None,
+        ],
         "renormalize": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_components=None, *, renormalize=False, tol=1e-8):
+    def __init__(self, n_components="auto", *, renormalize=False, tol=1e-8):
         self.n_components = n_components
         self.renormalize = renormalize
         self.tol = tol
@@ -137,15 +152,48 @@ class LEACE(_BaseIdentityEraser):
         self : LEACE
             Fitted transformer.
         """
-        data = self._validate_fit_data(X, y, ids)
-        Z = np.asarray(data.X, dtype=np.float64)
-        n, d = Z.shape
-        self.mean_ = Z.mean(axis=0)
-        Zc = Z - self.mean_
-        sigma = Zc.T @ Zc / n
-        means = _identity_means(Z, data.codes, data.counts)
+        stats = self._collect_stats(X, y, ids)
+        self._fit_from_stats(stats, partial=False)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, ids=None):
+        """Add a chunk of rows to the running statistics and refit the eraser.
+
+        LEACE depends on the data only through per-identity sums and counts
+        and the total scatter ``sum z z^T``, so fitting chunk by chunk gives the
+        same eraser as :meth:`fit` on the concatenation (up to the order of
+        floating-point additions). :meth:`fit` resets the sums.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A chunk of embeddings.
+        y : array-like of shape (n_samples,), default=None
+            Identity labels of the chunk, used when ``ids`` is None.
+        ids : array-like of shape (n_samples,), default=None
+            Identity labels routed as metadata; takes precedence over ``y``.
+
+        Returns
+        -------
+        self : LEACE
+            The transformer, fitted on every chunk seen so far (an int
+            ``n_components`` beyond the rank reachable so far is capped).
+        """
+        stats = self._partial_stats(X, y, ids)
+        self._fit_from_stats(stats, partial=True)
+        return self
+
+    def _fit_from_stats(self, stats, *, partial):
+        n = stats.n_rows
+        d = stats.sums.shape[1]
+        n_identities = stats.n_identities
+        self.mean_ = stats.sums.sum(axis=0) / n
+        sigma = stats.scatter / n - np.outer(self.mean_, self.mean_)
+        sigma = (sigma + sigma.T) / 2
+        means = stats.means()
         # Cross-covariance with the one-hot: column i = (n_i / n) (mu_i - mu).
-        sigma_zy = (means - self.mean_).T * (data.counts / n)
+        sigma_zy = (means - self.mean_).T * (stats.counts / n)
         with _single_threaded_blas():
             evals, evecs = linalg.eigh(sigma, check_finite=False)
         keep = evals > self.tol * max(evals.max(), 0.0)
@@ -155,20 +203,27 @@ class LEACE(_BaseIdentityEraser):
         with _single_threaded_blas():
             u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
         rank = int(np.sum(s > self.tol * s[0])) if s.size else 0
-        r = rank if self.n_components is None else int(self.n_components)
-        max_rank = min(d, data.n_identities - 1)
-        if r > max_rank:
-            raise ValueError(
-                f"n_components={r} exceeds min(n_features, n_identities - 1) = "
-                f"{max_rank}, the largest possible rank of the identity "
-                "cross-covariance."
-            )
+        max_rank = min(d, max(n_identities - 1, 0))
+        if self.n_components in (None, "full"):
+            r = rank
+        elif self.n_components == "auto":
+            r = _auto_subspace(means, stats.counts, stats.within_covariance()).shape[0]
+        else:
+            r = int(self.n_components)
+            if r > max_rank and not partial:
+                raise ValueError(
+                    f"n_components={r} exceeds min(n_features, n_identities - 1) = "
+                    f"{max_rank}, the largest possible rank of the identity "
+                    "cross-covariance."
+                )
         r = min(r, rank)
         u = u[:, :r]
         self.proj_left_ = W_inv @ u
         self.proj_right_ = u.T @ W
         self.n_components_ = r
-        return self
+        self.identities_ = stats.labels
+        if not partial:
+            _warn_few_dimensions(self, r, d)
 
     def transform(self, X):
         """Erase the identity: ``z - W^+ U U^T W (z - mu)`` on L2-normalised rows.
@@ -183,7 +238,9 @@ class LEACE(_BaseIdentityEraser):
         X_new : ndarray of shape (n_samples, n_features)
             Erased embeddings, same dtype as ``X``.
         """
-        X = self._validate_transform_data(X)
+        return self._transform(X, self._transform_array)
+
+    def _transform_array(self, X, out=None):
         return low_rank_update(
             X,
             self.proj_left_.T,
@@ -191,6 +248,7 @@ class LEACE(_BaseIdentityEraser):
             shift=self.mean_,
             scale_rows=True,
             renormalize=self.renormalize,
+            out=out,
         )
 
 
@@ -207,11 +265,15 @@ class INLP(_BaseIdentityEraser):
 
     Parameters
     ----------
-    n_components : int or None, default=None
+    n_components : int, "auto", "full" or None, default="auto"
         Total number of directions to remove. Each iteration adds the top
         right singular vectors of the classifier's weight matrix (the directions
-        it relies on most) until ``n_components`` is reached. None means
-        ``min(n_features, n_identities - 1)``.
+        it relies on most) until ``n_components`` is reached. ``"auto"``: the
+        default rank rule shared with :class:`ISP` (see its ``n_components``),
+        which keeps at least half of the dimensions. ``"full"`` (or None):
+        ``min(n_features, n_identities - 1)``, which with many identities
+        erases almost everything and warns
+        (:class:`~skprivacy.exceptions.FewDimensionsLeftWarning`).
     classifier : estimator or None, default=None
         Linear classifier with a ``coef_`` attribute after fit. None uses
         ``LogisticRegression(max_iter=1000)`` (its L2 penalty keeps the weights
@@ -277,7 +339,11 @@ class INLP(_BaseIdentityEraser):
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 0, None, closed="left"), None],
+        "n_components": [
+            Interval(Integral, 0, None, closed="left"),
+            StrOptions({"auto", "full"}),
+            None,
+        ],
         "classifier": [HasMethods(["fit"]), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "renormalize": ["boolean"],
@@ -286,7 +352,7 @@ class INLP(_BaseIdentityEraser):
 
     def __init__(
         self,
-        n_components=None,
+        n_components="auto",
         *,
         classifier=None,
         max_iter=20,
@@ -321,7 +387,16 @@ class INLP(_BaseIdentityEraser):
         Z = np.asarray(data.X, dtype=np.float64)
         d = Z.shape[1]
         max_rank = min(d, data.n_identities - 1)
-        target = max_rank if self.n_components is None else int(self.n_components)
+        if self.n_components in (None, "full"):
+            target = max_rank
+        elif self.n_components == "auto":
+            stats = _IdentityStats(d, scatter=True)
+            stats.add_data(data)
+            target = _auto_subspace(
+                stats.means(), stats.counts, stats.within_covariance()
+            ).shape[0]
+        else:
+            target = int(self.n_components)
         if target > max_rank:
             raise ValueError(
                 f"n_components={target} exceeds min(n_features, n_identities - 1) "
@@ -360,6 +435,7 @@ class INLP(_BaseIdentityEraser):
         self.n_components_ = basis.shape[0]
         self.n_iter_ = n_iter
         self.train_accuracies_ = np.asarray(accuracies)
+        _warn_few_dimensions(self, self.n_components_, d, stacklevel=4)
         return self
 
     def transform(self, X):
@@ -375,6 +451,12 @@ class INLP(_BaseIdentityEraser):
         X_new : ndarray of shape (n_samples, n_features)
             Projected embeddings, same dtype as ``X``.
         """
-        X = self._validate_transform_data(X)
+        return self._transform(
+            X, self._transform_array, check_finite=not self.renormalize
+        )
+
+    def _transform_array(self, X, out=None):
         B = self.components_
-        return low_rank_update(X, B, B, renormalize=self.renormalize, orthogonal=True)
+        return low_rank_update(
+            X, B, B, renormalize=self.renormalize, orthogonal=True, out=out
+        )

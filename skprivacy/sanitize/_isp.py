@@ -9,14 +9,16 @@ from scipy import linalg
 from sklearn.utils.extmath import svd_flip
 
 from skprivacy.sanitize._base import (
+    _auto_subspace,
     _BaseIdentityEraser,
-    _identity_means,
     _single_threaded_blas,
+    _warn_few_dimensions,
     low_rank_update,
 )
 from skprivacy.utils._sklearn import (
     Interval,
     RealNotInt,
+    StrOptions,
     _fit_context,
     check_is_fitted,
 )
@@ -37,9 +39,24 @@ class ISP(_BaseIdentityEraser):
 
     Parameters
     ----------
-    n_components : int, float or None, default=None
+    n_components : int, float, "auto", "full" or None, default="auto"
         Number ``r`` of identity directions to remove.
 
+        - ``"auto"`` (default rank rule): remove the directions in which the
+          identity means spread more than chance allows, never more than
+          ``n_features // 2`` of them, so **at least half of the dimensions
+          always survive**. The candidates are the eigenvectors of the
+          between-identity scatter of the means minus its chance part
+          ``c W`` (``W`` the pooled within-identity covariance, ``c =
+          mean_i(1 / n_i) (1 - 1 / m)``: averaging ``n_i`` noisy rows spreads
+          the means by that much even without identity signal, e.g. through an
+          attribute such as pose or lighting that is independent of identity).
+          A direction is removed when its ratio of between-identity variance to
+          that chance level exceeds ``2 (1 + sqrt(d / (m - 1)))^2``, twice the
+          largest ratio pure chance reaches (the Marchenko-Pastur edge). With
+          one row per identity (no within-identity spread) the rule takes the
+          fewest leading directions holding 90% of the between-identity energy,
+          under the same cap.
         - int ``r >= 0``: remove the top ``r`` left singular vectors of the
           centred identity-mean matrix ``M`` (``r = 0`` leaves the data unchanged
           apart from the re-normalisation, a convenient "before" in sweeps);
@@ -48,8 +65,14 @@ class ISP(_BaseIdentityEraser):
         - float in ``(0, 1)``: remove the fewest directions whose share of the
           between-identity energy ``sum_k s_k^2`` is greater than this value
           (like :class:`~sklearn.decomposition.PCA`).
-        - None: remove every direction with a non-zero singular value, i.e. the
-          numerical rank of ``M`` (full erasure of the identity means).
+        - ``"full"`` (or None): remove every direction with a non-zero singular
+          value, i.e. the numerical rank of ``M`` (full erasure of the identity
+          means). With ``n_identities - 1 >= n_features`` this erases every
+          dimension.
+
+        Whenever the fitted rank leaves fewer than half of the dimensions,
+        :meth:`fit` warns with
+        :class:`~skprivacy.exceptions.FewDimensionsLeftWarning`.
     renormalize : bool, default=True
         Whether to scale the projected rows back to unit L2 norm (the paper's
         ``P z / ||P z||``). Rows projected to zero (up to rounding,
@@ -59,10 +82,12 @@ class ISP(_BaseIdentityEraser):
     ----------
     components_ : ndarray of shape (n_components_, n_features)
         Orthonormal rows ``U_r^T`` spanning the removed identity subspace,
-        ordered by decreasing singular value (signs fixed so that the largest
+        ordered by decreasing singular value (for ``"auto"``: by decreasing
+        de-biased between-identity variance) (signs fixed so that the largest
         entry of each row is positive).
     singular_values_ : ndarray of shape (n_components_,)
-        Singular values of ``M`` for the removed directions.
+        Singular values of ``M`` for the removed directions (for ``"auto"``:
+        the norm ``||M^T u||`` along each removed direction ``u``).
     explained_energy_ratio_ : ndarray of shape (n_components_,)
         Share of the between-identity energy ``||M||_F^2`` removed by each
         component (sums to at most 1).
@@ -133,14 +158,18 @@ class ISP(_BaseIdentityEraser):
         "n_components": [
             Interval(Integral, 0, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"auto", "full"}),
             None,
         ],
         "renormalize": ["boolean"],
     }
 
-    def __init__(self, n_components=None, *, renormalize=True):
+    def __init__(self, n_components="auto", *, renormalize=True):
         self.n_components = n_components
         self.renormalize = renormalize
+
+    def _needs_scatter(self):
+        return self.n_components == "auto"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, ids=None):
@@ -148,9 +177,11 @@ class ISP(_BaseIdentityEraser):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or dask array
             Embeddings. Rows are L2-normalised first; non-finite and (near-)zero
-            rows are dropped with a warning.
+            rows are dropped with a warning. A ``dask.array`` is reduced block
+            by block to per-identity sums (on a ``distributed`` cluster if one
+            is active), never loaded whole.
         y : array-like of shape (n_samples,), default=None
             Identity labels, used when ``ids`` is None (ISP fitted alone).
         ids : array-like of shape (n_samples,), default=None
@@ -162,64 +193,119 @@ class ISP(_BaseIdentityEraser):
         self : ISP
             Fitted transformer.
         """
-        data = self._validate_fit_data(X, y, ids)
-        means = _identity_means(data.X, data.codes, data.counts)
+        stats = self._collect_stats(X, y, ids)
+        self._fit_from_stats(stats, partial=False)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, ids=None):
+        """Add a chunk of rows to the per-identity sums and refit the subspace.
+
+        ISP depends on the data only through per-identity sums and counts (and,
+        for ``n_components="auto"``, the total scatter ``sum z z^T``), so
+        fitting chunk by chunk gives the same projector as :meth:`fit` on the
+        concatenation (up to the order of floating-point additions). An
+        identity may span several chunks. The first call (or a call after
+        :meth:`fit`'s state was discarded) starts new sums; :meth:`fit` resets
+        them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A chunk of embeddings (cleaned and L2-normalised as in :meth:`fit`).
+        y : array-like of shape (n_samples,), default=None
+            Identity labels of the chunk, used when ``ids`` is None.
+        ids : array-like of shape (n_samples,), default=None
+            Identity labels routed as metadata; takes precedence over ``y``.
+
+        Returns
+        -------
+        self : ISP
+            The transformer, fitted on every chunk seen so far. Until two
+            identities have been seen it removes nothing, and an int
+            ``n_components`` larger than the rank reachable so far is capped.
+        """
+        stats = self._partial_stats(X, y, ids)
+        self._fit_from_stats(stats, partial=True)
+        return self
+
+    def _fit_from_stats(self, stats, *, partial):
+        means = stats.means()
         self.mean_ = means.mean(axis=0)
-        # SVD of M^T (m x d): its right singular vectors are M's left ones.
-        with _single_threaded_blas():
-            _, s, vt = linalg.svd(
-                means - self.mean_, full_matrices=False, check_finite=False
-            )
-        energy = s**2
-        total = energy.sum()
-        n_features = data.X.shape[1]
-        max_rank = min(n_features, data.n_identities - 1)
-        tol = (s[0] if s.size else 0.0) * max(means.shape) * np.finfo(float).eps
-        numerical_rank = int(np.sum(s[:max_rank] > tol))
+        centred = means - self.mean_
+        n_identities, n_features = means.shape
+        total = float(np.sum(centred**2))
+        max_rank = min(n_features, max(n_identities - 1, 0))
         r = self.n_components
-        if r is None:
-            r = numerical_rank
-        elif isinstance(r, Integral):
-            if r > max_rank:
-                raise ValueError(
-                    f"n_components={r} exceeds min(n_features, n_identities - 1) = "
-                    f"{max_rank}, the largest possible rank of the centred "
-                    f"identity-mean matrix ({n_features} features, "
-                    f"{data.n_identities} identities)."
-                )
+        if r == "auto":
+            vt = _auto_subspace(means, stats.counts, stats.within_covariance())
+            s = np.linalg.norm(centred @ vt.T, axis=0)
         else:
-            if total > 0:
-                ratio = np.cumsum(energy) / total
-                r = int(np.searchsorted(ratio, r, side="right")) + 1
+            # SVD of M^T (m x d): its right singular vectors are M's left ones.
+            with _single_threaded_blas():
+                _, s, vt = linalg.svd(centred, full_matrices=False, check_finite=False)
+            energy = s**2
+            tol = (s[0] if s.size else 0.0) * max(means.shape) * np.finfo(float).eps
+            numerical_rank = int(np.sum(s[:max_rank] > tol))
+            if r is None or r == "full":
+                r = numerical_rank
+            elif isinstance(r, Integral):
+                if r > max_rank and not partial:
+                    raise ValueError(
+                        f"n_components={r} exceeds min(n_features, n_identities - 1)"
+                        f" = {max_rank}, the largest possible rank of the centred "
+                        f"identity-mean matrix ({n_features} features, "
+                        f"{n_identities} identities)."
+                    )
+                r = min(r, max_rank)
             else:
-                r = 0
-            r = min(r, numerical_rank)
-        r = int(r)
+                if total > 0:
+                    ratio = np.cumsum(energy) / total
+                    r = int(np.searchsorted(ratio, r, side="right")) + 1
+                else:
+                    r = 0
+                r = min(r, numerical_rank)
+            r = int(r)
+            s, vt = s[:r], vt[:r]
+        r = vt.shape[0]
         # Largest-magnitude entry of each row positive: a deterministic basis
         # (the rows of vt are unit vectors, so that entry is never zero).
-        _, self.components_ = svd_flip(None, vt[:r].copy(), u_based_decision=False)
-        self.singular_values_ = s[:r].copy()
-        self.explained_energy_ratio_ = energy[:r] / total if total > 0 else np.zeros(r)
+        if r:
+            _, vt = svd_flip(None, vt.copy(), u_based_decision=False)
+        self.components_ = np.ascontiguousarray(vt, dtype=np.float64)
+        self.singular_values_ = np.asarray(s, dtype=np.float64).copy()
+        self.explained_energy_ratio_ = (
+            self.singular_values_**2 / total if total > 0 else np.zeros(r)
+        )
         self.n_components_ = r
-        return self
+        self.identities_ = stats.labels
+        if not partial:
+            _warn_few_dimensions(self, r, n_features)
 
     def transform(self, X):
         """Remove the identity subspace: ``x - U_r (U_r^T x)``, then re-normalise.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or dask array
             Embeddings with the number of features seen in :term:`fit`. Rows
-            containing NaN come out as NaN.
+            containing NaN come out as NaN. A ``dask.array`` gives a lazy
+            ``dask.array`` (``map_blocks`` over row blocks).
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
             Sanitised embeddings, same dtype as ``X`` (float32 or float64).
         """
-        X = self._validate_transform_data(X)
+        return self._transform(
+            X, self._transform_array, check_finite=not self.renormalize
+        )
+
+    def _transform_array(self, X, out=None):
         U = self.components_
-        return low_rank_update(X, U, U, renormalize=self.renormalize, orthogonal=True)
+        return low_rank_update(
+            X, U, U, renormalize=self.renormalize, orthogonal=True, out=out
+        )
 
     def get_projector(self):
         """Return the dense projector ``P = I - U_r U_r^T`` as a plain array.

@@ -16,6 +16,7 @@ from sklearn.utils import Bunch, check_random_state
 
 from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.exceptions import UnresolvableRateWarning
+from skprivacy.metrics._eer import equal_error_rate
 from skprivacy.utils import check_scores, l2_normalize, validate_identity_data
 from skprivacy.utils._sklearn import (
     HasMethods,
@@ -258,6 +259,14 @@ class OpenSetVerificationAuditor(BaseEstimator):
         Identity labels the probe was trained on.
     drop_report_ : dict
         Rows dropped during fit (non-finite, low norm), by reason.
+    eer_ : float
+        Equal error rate of verification among the fit identities in the
+        probe's space (:func:`~skprivacy.metrics.equal_error_rate`; NaN without
+        a genuine pair). Closed-set, hence optimistic for the attacker: the
+        open-set EER of held-out identities is ``audit(X, y).eer``. A point
+        estimate.
+    eer_threshold_ : float
+        Cosine threshold at which ``eer_`` is reached.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -346,10 +355,11 @@ class OpenSetVerificationAuditor(BaseEstimator):
         self.identities_ = data.identities
         probe = self.probe
         Z, codes = data.X, data.codes
+        if probe == "raw":
+            self.probe_ = None
+            self._set_training_eer(data)
+            return self
         if isinstance(probe, str):
-            if probe == "raw":
-                self.probe_ = None
-                return self
             if probe == "ridge":
                 probe = Ridge(alpha=1.0)
             else:
@@ -369,7 +379,29 @@ class OpenSetVerificationAuditor(BaseEstimator):
         else:
             probe.fit(Z, codes)
         self.probe_ = probe
+        self._set_training_eer(data)
         return self
+
+    def _verification_scores(self, data):
+        """Genuine and impostor cosine scores of cleaned data, in probe space."""
+        F = l2_normalize(self._embed(data.X))
+        genuine, per_identity = _genuine_scores(F, data)
+        impostor, n_total, sampled = _impostor_scores(
+            F, data.codes, self.max_impostor_pairs, self.random_state
+        )
+        return genuine, per_identity, impostor, n_total, sampled
+
+    def _set_training_eer(self, data):
+        # The EER among the fit identities themselves: closed-set, so
+        # optimistic for the attacker's probe; audit() gives the open-set one.
+        genuine, _, impostor, _, _ = self._verification_scores(data)
+        if genuine.size and impostor.size:
+            labels = np.r_[np.ones(genuine.size), np.zeros(impostor.size)]
+            self.eer_, self.eer_threshold_ = equal_error_rate(
+                labels, np.r_[genuine, impostor]
+            )
+        else:
+            self.eer_, self.eer_threshold_ = math.nan, math.nan
 
     def _embed(self, Z):
         probe = self.probe_
@@ -424,7 +456,8 @@ class OpenSetVerificationAuditor(BaseEstimator):
             ``1 / far`` impostor pairs), ``n_genuine_pairs``,
             ``n_impostor_pairs`` (the sample size if sampled),
             ``n_impostor_pairs_total``, ``impostor_pairs_sampled``, ``auc``,
-            ``roc`` (DataFrame ``far``, ``tar``, ``threshold``) and ``results``
+            ``eer`` and ``eer_threshold`` (equal error rate and its cosine
+            threshold, :func:`~skprivacy.metrics.equal_error_rate`), ``roc`` (DataFrame ``far``, ``tar``, ``threshold``) and ``results``
             (one row per scored identity: ``identity``, ``n_samples``,
             ``n_genuine_pairs``, ``genuine_accept_rate`` at ``threshold``).
 
@@ -454,16 +487,14 @@ class OpenSetVerificationAuditor(BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
-        F = l2_normalize(self._embed(data.X))
-        genuine, per_identity = _genuine_scores(F, data)
+        genuine, per_identity, impostor, n_total, sampled = (
+            self._verification_scores(data)
+        )
         if genuine.size == 0:
             raise ValueError(
                 "No genuine pair: every scored identity has a single usable row; "
                 "verification needs at least one identity with two rows."
             )
-        impostor, n_total, sampled = _impostor_scores(
-            F, data.codes, self.max_impostor_pairs, self.random_state
-        )
         res = tar_at_far(genuine, impostor, far=self.far, confidence=self.confidence)
         labels = np.r_[np.ones(genuine.size), np.zeros(impostor.size)]
         scores = np.r_[genuine, impostor]
@@ -471,6 +502,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
         roc = pd.DataFrame({"far": fpr, "tar": tpr, "threshold": thr})
         # What roc_auc_score computes, without sorting the scores a second time.
         auc_value = float(auc(fpr, tpr))
+        eer, eer_threshold = equal_error_rate(labels, scores)
         results = pd.DataFrame(
             {
                 "identity": data.identities,
@@ -494,6 +526,8 @@ class OpenSetVerificationAuditor(BaseEstimator):
             n_impostor_pairs_total=int(n_total),
             impostor_pairs_sampled=bool(sampled),
             auc=auc_value,
+            eer=eer,
+            eer_threshold=eer_threshold,
             roc=roc,
             results=results,
         )

@@ -1,0 +1,257 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""``skprivacy sanitize``: streaming, lossless, atomic, and honest about rows."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skprivacy.cli import _sanitize as san
+from skprivacy.cli import main
+from skprivacy.datasets import make_identity_embeddings
+from skprivacy.sanitize import ISP
+
+pytest.importorskip("pyarrow")
+
+D = 16
+
+
+@pytest.fixture(scope="module")
+def table():
+    X, ids = make_identity_embeddings(30, 10, D, random_state=0)
+    order = np.random.default_rng(0).permutation(len(X))  # identities interleaved
+    X, ids = X[order], ids[order]
+    frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(D)])
+    frame.insert(0, "identity", [f"p{i:02d}" for i in ids])
+    frame.insert(1, "image", [f"img/{i:04d}.jpg" for i in range(len(frame))])
+    frame["frame"] = np.arange(len(frame)) % 7  # integer metadata column
+    frame.loc[[5, 40], "identity"] = None  # rows without an identity
+    frame.loc[7, "e3"] = np.nan  # a non-finite row
+    return frame
+
+
+@pytest.fixture(scope="module")
+def files(table, tmp_path_factory):
+    root = tmp_path_factory.mktemp("in")
+    table.to_csv(root / "emb.csv.gz", index=False)
+    table.to_parquet(root / "emb.parquet", index=False)
+    return root
+
+
+def _expected(table, n_components):
+    X = table[[f"e{j}" for j in range(D)]].to_numpy()
+    ok = table["identity"].notna().to_numpy() & np.isfinite(X).all(axis=1)
+    isp = ISP(n_components).fit(X[ok], table["identity"][ok].to_numpy())
+    Z = isp.transform(np.where(np.isfinite(X), X, np.nan))
+    return isp, Z
+
+
+@pytest.mark.parametrize(
+    "source,fmt,reader",
+    [
+        ("emb.csv.gz", "csv.gz", pd.read_csv),
+        ("emb.parquet", "parquet", pd.read_parquet),
+        ("emb.parquet", "csv", pd.read_csv),
+    ],
+)
+def test_streaming_sanitize_keeps_every_row_and_column(
+    table, files, tmp_path, source, fmt, reader
+):
+    out = tmp_path / "out"
+    args = ["sanitize", str(files / source), "--n-components", "4"]
+    args += ["--id-column", "identity", "--out", str(out), "--format", fmt]
+    assert main([*args, "--chunk-rows", "37", "--quiet"]) == 0
+    name = {"csv": "sanitized.csv", "csv.gz": "sanitized.csv.gz"}.get(
+        fmt, "sanitized.parquet"
+    )
+    assert {p.name for p in out.iterdir()} == {name, "projector.npz", "sanitize.json"}
+    result = reader(out / name)
+    assert list(result.columns) == ["source_row", *table.columns]
+    assert len(result) == len(table)
+    assert (result["source_row"].to_numpy() == np.arange(len(table))).all()
+    assert (result["image"] == table["image"]).all()
+    assert (result["frame"] == table["frame"]).all()
+    pd.testing.assert_series_equal(result["identity"], table["identity"])
+    # Equal, row for row, to fitting ISP in memory on the usable rows.
+    isp, Z = _expected(table, 4)
+    got = result[[f"e{j}" for j in range(D)]].to_numpy()
+    np.testing.assert_allclose(got, Z, atol=1e-9, equal_nan=True)
+    assert np.isnan(got[7]).all()
+    record = json.loads((out / "sanitize.json").read_text())
+    assert record["rank"] == 4
+    assert record["rows"]["n_input"] == record["rows"]["n_output"] == len(table)
+    assert record["rows"]["not_used_for_fit"] == {
+        "missing_identity": 2,
+        "non_finite": 1,
+        "low_norm": 0,
+    }
+    assert record["rows"]["written_as_nan_non_finite"] == 1
+    saved = ISP.from_npz(out / "projector.npz")
+    assert np.abs(saved.components_ @ isp.components_.T).max() > 0.99
+    leak = record["leakage"]
+    assert leak["tar_after"] < leak["tar_before"]
+    assert leak["n_impostor_pairs"] * leak["far"] >= 10  # resolvable
+    assert len(record["projector_sha256"]) == 64
+
+
+def test_apply_projector_equals_from_npz_transform(table, files, tmp_path):
+    fitted = tmp_path / "fit"
+    assert (
+        main(
+            [
+                "sanitize",
+                str(files / "emb.csv.gz"),
+                "--out",
+                str(fitted),
+                "--n-components",
+                "3",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    # New data without an identity column.
+    new = table.drop(columns=["identity"]).iloc[::-1].reset_index(drop=True)
+    new_path = tmp_path / "new.parquet"
+    new.to_parquet(new_path, index=False)
+    out = tmp_path / "applied"
+    status = main(
+        [
+            "sanitize",
+            str(new_path),
+            "--projector",
+            str(fitted / "projector.npz"),
+            "--out",
+            str(out),
+            "--chunk-rows",
+            "50",
+            "--quiet",
+        ]
+    )
+    assert status == 0
+    result = pd.read_parquet(out / "sanitized.parquet")
+    X = new[[f"e{j}" for j in range(D)]].to_numpy()
+    expected = ISP.from_npz(fitted / "projector.npz").transform(X)
+    np.testing.assert_allclose(
+        result[[f"e{j}" for j in range(D)]].to_numpy(),
+        expected,
+        atol=1e-12,
+        equal_nan=True,
+    )
+    assert (result["image"] == new["image"]).all()
+    record = json.loads((out / "sanitize.json").read_text())
+    assert record["mode"] == "apply projector"
+    assert record["leakage"] is None  # no identity column
+
+
+def test_refuses_to_write_over_its_input(files, tmp_path, capsys):
+    source = tmp_path / "copy.parquet"
+    source.write_bytes((files / "emb.parquet").read_bytes())
+    before = source.read_bytes()
+    link = tmp_path / "d" / "hard.parquet"
+    link.parent.mkdir()
+    os.link(source, link)
+    for target in (source, tmp_path, link, link.parent):
+        status = main(["sanitize", str(source), "--out", str(target), "--force"])
+        assert status == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert "refusing" in err[0] or "is a file" in err[0]
+    assert source.read_bytes() == before
+    # An existing file as --out is a one-line error, not a traceback.
+    other = tmp_path / "x.txt"
+    other.write_text("keep")
+    assert main(["sanitize", str(source), "--out", str(other), "--force"]) == 2
+    assert other.read_text() == "keep"
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_interrupt_leaves_no_partial_output(files, tmp_path, monkeypatch):
+    calls = []
+    real = san._Writer.write
+
+    def interrupted(self, frame):
+        calls.append(len(frame))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(self, frame)
+
+    monkeypatch.setattr(san._Writer, "write", interrupted)
+    out = tmp_path / "out"
+    status = main(
+        [
+            "sanitize",
+            str(files / "emb.csv.gz"),
+            "--out",
+            str(out),
+            "--chunk-rows",
+            "50",
+            "--quiet",
+        ]
+    )
+    assert status == 130
+    assert not out.exists()
+    assert os.listdir(tmp_path) == []  # no staging directory or temp file left
+
+
+def test_errors_are_one_line(files, tmp_path, capsys):
+    bad = [
+        ["sanitize", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "a")],
+        [
+            "sanitize",
+            str(files / "emb.csv.gz"),
+            "--out",
+            str(tmp_path / "b"),
+            "--n-components",
+            "1.5",
+        ],
+        [
+            "sanitize",
+            str(files / "emb.csv.gz"),
+            "--out",
+            str(tmp_path / "c"),
+            "--id-column",
+            "person",
+        ],
+        [
+            "sanitize",
+            str(files / "emb.csv.gz"),
+            "--out",
+            str(tmp_path / "d"),
+            "--n-components",
+            "40",
+        ],
+        [
+            "sanitize",
+            str(files / "emb.csv.gz"),
+            "--out",
+            str(tmp_path / "e"),
+            "--projector",
+            str(files / "emb.parquet"),
+        ],
+    ]
+    for argv in bad:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len([line for line in err if "error" in line]) == 1, err
+        assert "Traceback" not in "\n".join(err)
+
+
+def test_help_describes_every_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["sanitize", "--help"])
+    text = capsys.readouterr().out
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    cmd = san.add_sanitize_parser(sub)
+    for action in cmd._actions:
+        assert action.help, action.dest
+        for flag in action.option_strings:
+            assert flag in text
+    for name in ("csv", "csv.gz", "parquet", "--projector", "--n-components"):
+        assert name in text
