@@ -56,15 +56,20 @@ def test_verification_auditor_eer_matches_its_roc():
     X, ids = make_identity_embeddings(12, 6, 16, n_identity_dims=4, random_state=0)
     auditor = OpenSetVerificationAuditor(probe="raw", far=0.1).fit(X, ids)
     with pytest.warns(UserWarning, match="also used"):
-        auditor.score(X, ids)
+        audit = auditor.audit(X, ids)
     # By hand: genuine and impostor cosine scores of the raw rows.
     Z = X / np.linalg.norm(X, axis=1, keepdims=True)
     S = Z @ Z.T
     iu = np.triu_indices(len(X), 1)
     same = (ids[:, None] == ids[None, :])[iu]
     eer, thr = _eer_by_hand(same.astype(int), S[iu])
-    assert auditor.eer_ == pytest.approx(eer, abs=1e-9)
-    assert auditor.eer_threshold_ == pytest.approx(thr, abs=1e-9)
+    # eer_ (fit identities, raw probe) and audit().eer (the same rows here).
+    for value, threshold in [
+        (auditor.eer_, auditor.eer_threshold_),
+        (audit.eer, audit.eer_threshold),
+    ]:
+        assert value == pytest.approx(eer, abs=1e-9)
+        assert threshold == pytest.approx(thr, abs=1e-9)
 
 
 def _pooled(n_queries, n_refs, rng):

@@ -281,10 +281,10 @@ def _tar_summary(X, labels, transformers, seed):
             # probe="raw" has no training identities; the overlap warning
             # does not apply.
             warnings.simplefilter("ignore", UserWarning)
-            tar = auditor.score(data, labels)
-        out[f"tar_{stage}"] = float(tar)
-        out[f"tar_{stage}_interval"] = [float(v) for v in auditor.tar_interval_]
-        out[f"eer_{stage}"] = float(auditor.eer_)
+            result = auditor.audit(data, labels)
+        out[f"tar_{stage}"] = float(result.tar)
+        out[f"tar_{stage}_interval"] = [float(v) for v in result.tar_interval]
+        out[f"eer_{stage}"] = float(result.eer)
     return out
 
 

@@ -24,7 +24,6 @@ from skprivacy.utils import (
     validate_identity_data,
 )
 from skprivacy.utils._sklearn import check_is_fitted, validate_data
-from skprivacy.utils._threads import blas_threads, limit_blas_threads
 
 __all__ = []
 

@@ -487,8 +487,8 @@ class OpenSetVerificationAuditor(BaseEstimator):
                 UserWarning,
                 stacklevel=2,
             )
-        genuine, per_identity, impostor, n_total, sampled = (
-            self._verification_scores(data)
+        genuine, per_identity, impostor, n_total, sampled = self._verification_scores(
+            data
         )
         if genuine.size == 0:
             raise ValueError(
