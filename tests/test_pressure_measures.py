@@ -424,3 +424,56 @@ def test_exact_overlap_positive_for_conditionally_independent_releases(alpha):
     v2 = exact_pressure(alpha, (2,))
     v12 = exact_pressure(alpha, (1, 2))
     assert v1 + v2 - v12 > 0.2
+
+
+def _channel_posterior(W):
+    """Posterior rows p(u | z) and weights P(z) of channel W[u, z], uniform prior."""
+    joint = W / W.shape[0]  # P(u, z)
+    p_z = joint.sum(axis=0)
+    keep = p_z > 0
+    return (joint[:, keep] / p_z[keep]).T, p_z[keep]
+
+
+def test_theorem3_upper_bound_fails_at_finite_alpha():
+    # Paper 002, Theorem 3 claims vRPI_a(Z_1:T) <= sum_t I^S_a(U; Z_t) for
+    # releases independent given U. Exact counterexample at alpha = 2:
+    # 4 identities, uniform prior, two binary releases with
+    # P(Z1 = 1 | u) = (0, 0, 1/2, 1/2) and P(Z2 = 1 | u) = (0, 1, 1/2, 1/2).
+    a = np.array([0.0, 0.0, 0.5, 0.5])
+    b = np.array([0.0, 1.0, 0.5, 0.5])
+    W1 = np.column_stack([a, 1 - a])
+    W2 = np.column_stack([b, 1 - b])
+    # Independent given U: P(z1, z2 | u) = P(z1 | u) P(z2 | u).
+    W12 = np.einsum("ui,uj->uij", W1, W2).reshape(4, 4)
+
+    def by_hand(W):
+        # Uniform prior, alpha = 2: vRPI_2 = log N + 2 log E_z ||p(.|z)||_2
+        # and E_z ||p(.|z)||_2 = (1/N) sum_z ||W[:, z]||_2.
+        s = 0.0
+        for z in range(W.shape[1]):
+            s += math.sqrt(sum(W[u, z] ** 2 for u in range(W.shape[0])))
+        return math.log(4) + 2 * math.log(s / 4)
+
+    closed = {
+        # sum_z ||W1[:, z]|| = (1 + sqrt 5) / sqrt 2
+        "Z1": math.log((3 + math.sqrt(5)) / 4),
+        # sum_z ||W2[:, z]|| = 2 sqrt(3/2)
+        "Z2": math.log(1.5),
+        # sum_z ||W12[:, z]|| = 2 sqrt 2
+        "Z1:2": math.log(2),
+    }
+    for name, W in {"Z1": W1, "Z2": W2, "Z1:2": W12}.items():
+        P, w = _channel_posterior(W)
+        lib_vrpi = vrpi(P, 2, sample_weight=w)
+        lib_sibson = sibson_information(P, 2, sample_weight=w)
+        assert lib_vrpi == pytest.approx(closed[name], abs=1e-12)
+        assert lib_sibson == pytest.approx(closed[name], abs=1e-12)
+        assert by_hand(W) == pytest.approx(closed[name], abs=1e-12)
+    # The figures quoted in the user guide, to ~1e-5.
+    assert closed["Z1"] == pytest.approx(0.26928, abs=1e-5)
+    assert closed["Z2"] == pytest.approx(0.40547, abs=1e-5)
+    assert closed["Z1:2"] == pytest.approx(0.69315, abs=1e-5)
+    overlap = closed["Z1"] + closed["Z2"] - closed["Z1:2"]
+    assert overlap == pytest.approx(-0.0184, abs=1e-4)
+    # The joint exceeds the sum of the single-release informations.
+    assert closed["Z1:2"] > closed["Z1"] + closed["Z2"]

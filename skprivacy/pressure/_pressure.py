@@ -469,7 +469,10 @@ class RenyiPressure(BaseEstimator):
     overlap_ : pandas.DataFrame
         Indexed by alpha: ``sum_single`` (Σ_t vRPI of each single release),
         ``joint`` (vRPI of the full cumulative state), ``overlap`` =
-        ``sum_single - joint`` (Δ_corr,α) and ``overlap_std``.
+        ``sum_single - joint`` (Δ_corr,α) and ``overlap_std``. Descriptive
+        only: releases independent given the identity can give either sign
+        (paper 002's Theorem 3 bound fails at finite alpha; see the user
+        guide), so neither sign says anything about correlation by itself.
     release_names_ : list of str
         Release names in order.
     release_columns_ : dict of str to ndarray
