@@ -20,11 +20,13 @@ from skprivacy.pressure import (
     RetrievalAttacker,
     pressure_ladder,
 )
+from skprivacy.report import AuditReport, audit
 from skprivacy.sanitize import INLP, ISP, LEACE, OpenSetVerificationAuditor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AuditReport",
     "GaussMechAuditor",
     "INLP",
     "ISP",
@@ -39,5 +41,6 @@ __all__ = [
     "RenyiPressure",
     "RetrievalAttacker",
     "__version__",
+    "audit",
     "pressure_ladder",
 ]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
+from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command, user_errors
 
 _BUNDLED = ("cropped-yale-b", "dlib_resnet128.csv.gz")
 
@@ -27,11 +27,34 @@ def _bundled_path():
     return resources.files("skprivacy.datasets").joinpath("data", *_BUNDLED)
 
 
+def _positive_jobs(text):
+    value = int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "0 is not a number of jobs; use a positive count, or -1 for all cores"
+        )
+    return value
+
+
+def _seed(text):
+    value = int(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 .. 2**32 - 1")
+    return value
+
+
+def _open_unit(text):
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not strictly between 0 and 1")
+    return value
+
+
 def _build_parser():
-    # Import-light: user errors (missing file, existing output) are reported
-    # before scikit-learn and pandas are imported.
     from skprivacy import __version__
-    from skprivacy.report._protocols import METHOD_NAMES, PROTOCOLS
+    from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP, PROTOCOLS
+
+    defaults = PROTOCOLS["quick"]
 
     parser = _Parser(
         prog="skprivacy",
@@ -63,15 +86,21 @@ def _build_parser():
     audit.add_argument(
         "--features",
         metavar="REGEX",
-        help="regular expression selecting the embedding columns (default: every "
-        "numeric column except the identity column)",
+        help="regular expression selecting the embedding columns (default: the "
+        "float columns; integer, boolean, index-like, low-cardinality and text "
+        "columns are left out and named)",
+    )
+    audit.add_argument(
+        "--exclude",
+        metavar="REGEX",
+        help="regular expression of columns never audited (e.g. '^(shot|pose)$')",
     )
     audit.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
         default="quick",
-        help="quick (first look, < 30 s on the bundled data), paper (paper 000's "
-        "pair counts), exhaustive (every pair where supported). Default: quick",
+        help="; ".join(f"{k}: {v}" for k, v in PROTOCOL_HELP.items())
+        + ". Default: quick",
     )
     audit.add_argument(
         "--methods",
@@ -81,8 +110,26 @@ def _build_parser():
         help=f"subset of methods to run: {', '.join(METHOD_NAMES)} (default: all "
         "available)",
     )
-    audit.add_argument("--n-jobs", type=int, default=None, help="parallel jobs")
-    audit.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    audit.add_argument(
+        "--confidence",
+        type=_open_unit,
+        metavar="FLOAT",
+        default=None,
+        help="simultaneous confidence of the certificates (default: "
+        f"{defaults['confidence']:g})",
+    )
+    audit.add_argument(
+        "--test-size",
+        type=_open_unit,
+        metavar="FLOAT",
+        default=None,
+        help="share of each identity's rows reserved to certify ROC-HT (default: "
+        f"{defaults['test_size']:g}); larger lifts the certificate's ceiling",
+    )
+    audit.add_argument(
+        "--n-jobs", type=_positive_jobs, default=None, help="parallel jobs"
+    )
+    audit.add_argument("--seed", type=_seed, default=0, help="seed (default: 0)")
     audit.add_argument(
         "--out",
         default="skprivacy_report",
@@ -90,9 +137,14 @@ def _build_parser():
         help="output directory (default: skprivacy_report)",
     )
     audit.add_argument(
-        "--force", action="store_true", help="overwrite an existing output directory"
+        "--force",
+        action="store_true",
+        help="replace an existing report directory (only one holding a previous "
+        "report's files)",
     )
-    audit.add_argument("--quiet", action="store_true", help="no progress output")
+    audit.add_argument(
+        "--quiet", action="store_true", help="no progress output and no summary"
+    )
 
     if _has_isp():
         from skprivacy.cli._sanitize import add_sanitize_parser
@@ -120,97 +172,64 @@ def _read(args):
     path = Path(args.file)
     if not path.exists():
         raise UserError(f"input file not found: {path}")
-    try:
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with user_errors("reading input"):
             X, ids, info = read_embeddings(
                 path,
                 id_column=args.id_column,
                 features=args.features,
+                exclude=getattr(args, "exclude", None),
                 labels=args.labels,
             )
-    except FileNotFoundError as exc:
-        raise UserError(str(exc)) from exc
-    except (ValueError, OSError, UnicodeDecodeError, ImportError) as exc:
-        msg = " ".join(str(exc).split())
-        if "not found" in msg and args.id_column in msg:
-            raise UserError(f"missing identity column: {msg}") from exc
-        raise UserError(f"unreadable data: {msg}") from exc
+    for w in record:  # the excluded columns, rows without identity: say so
+        print(f"skprivacy: warning: {w.message}", file=sys.stderr)
     info["name"] = path.name
     info["reader_warnings"] = [str(w.message) for w in record]
     return X, ids, info
 
 
 def _audit(args, argv):
-    import numpy as np
-
     from skprivacy.cli._progress import Progress
-    from skprivacy.report import NoAuditablePairsError, run_audit
-    from skprivacy.report._audit import _Context
-    from skprivacy.report._methods import METHODS, available_methods
-    from skprivacy.report._protocols import PROTOCOLS
+    from skprivacy.report import AuditReport, NoAuditablePairsError, audit
 
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise UserError(
-            f"output directory {out} already exists; use --force to overwrite it"
-        )
-    if out.exists() and not out.is_dir():
-        raise UserError(f"output path {out} exists and is not a directory")
-    methods = args.methods
-    if methods:
-        missing = [m for m in methods if METHODS[m].missing()]
-        if missing:
-            raise UserError(
-                f"method(s) not available in this installation: {', '.join(missing)}"
-            )
-    X, ids, info = _read(args)
-    selected = methods or available_methods()
-
-    # Weights for the progress bar's ETA come from a cheap look at the data
-    # (identity counts) before the methods run.
-    n_ids = int(ids.nunique())
-    probe = _Context(
-        X=None,
-        y=None,
-        codes=None,
-        identities=np.arange(n_ids),
-        counts=None,
-        protocol=PROTOCOLS[args.protocol],
-        random_state=args.seed,
-        n_jobs=args.n_jobs,
-    )
-    total = sum(METHODS[m].weight(probe) for m in selected) + 1.0
-    with Progress(total, quiet=args.quiet) as progress:
-        try:
-            report = run_audit(
-                X,
-                ids.to_numpy(),
-                protocol=args.protocol,
-                methods=selected,
-                random_state=args.seed,
-                n_jobs=args.n_jobs,
-                progress=progress,
-            )
-        except NoAuditablePairsError as exc:
-            raise UserError(" ".join(str(exc).split())) from exc
-        except ValueError as exc:
-            if progress.stage:  # a method failed: a bug, not the user's input
-                raise
-            raise UserError(f"unreadable data: {' '.join(str(exc).split())}") from exc
-        progress.start("writing report", 1.0)
-        info["n_feature_columns"] = len(info.get("feature_columns", []))
-        report.provenance = {
-            "input": info,
-            **report.provenance,
-            "command_line": shlex.join(["skprivacy", *argv]),
-        }
-        report.provenance["input"]["n_rows_missing_id"] = info.get(
-            "n_rows_missing_id", 0
-        )
-        paths = report.save(out, force=args.force)
-        progress.finish()
-        progress.message(f"wrote {', '.join(str(p) for p in paths.values())}")
+    inputs = [p for p in (args.file, args.labels) if p is not None]
+    # The destination is checked (and its staging directory created) before
+    # any computation: an unwritable or refused --out fails at once.
+    with user_errors("preparing output"):
+        staged = AuditReport.staged(args.out, force=args.force, inputs=inputs)
+    with staged:
+        X, ids, info = _read(args)
+        with Progress(None, quiet=args.quiet) as progress:
+            try:
+                report = audit(
+                    X,
+                    ids.to_numpy(),
+                    protocol=args.protocol,
+                    methods=args.methods,
+                    confidence=args.confidence,
+                    test_size=args.test_size,
+                    random_state=args.seed,
+                    n_jobs=args.n_jobs,
+                    progress=progress,
+                    input_info=info,
+                )
+            except NoAuditablePairsError as exc:
+                raise UserError(" ".join(str(exc).split())) from exc
+            except ValueError as exc:
+                if progress.stage:  # a method failed: a bug, not the user's input
+                    raise
+                raise UserError(
+                    f"unusable data: {' '.join(str(exc).split())}"
+                ) from exc
+            progress.start("writing report", 1.0)
+            report.provenance["command_line"] = shlex.join(["skprivacy", *argv])
+            with user_errors("writing output"):
+                report.write(staged.path)
+                staged.commit()
+            progress.finish()
+    if not args.quiet:
+        _print_summary(report, Path(args.out))
     return 0
 
 

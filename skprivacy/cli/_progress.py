@@ -27,8 +27,10 @@ class Progress:
 
     Parameters
     ----------
-    total : float
-        Sum of the weights (expected relative costs) of all stages.
+    total : float or None
+        Sum of the weights (expected relative costs) of all stages; None until
+        :meth:`plan` sets it (:func:`skprivacy.audit` does, from the method
+        registry's cost estimates).
     stream : file-like or None, default=None
         Where to write; ``sys.stderr`` when None.
     quiet : bool, default=False
@@ -40,7 +42,7 @@ class Progress:
     """
 
     def __init__(self, total, *, stream=None, quiet=False, tty=None, interval=10.0):
-        self.total = float(max(total, 1e-12))
+        self.total = 1.0 if total is None else float(max(total, 1e-12))
         self.stream = sys.stderr if stream is None else stream
         self.quiet = quiet
         if tty is None:
@@ -73,6 +75,11 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
         return False
+
+    def plan(self, total):
+        """Set the sum of the stage weights (before the first stage)."""
+        with self._lock:
+            self.total = float(max(total, 1e-12))
 
     def start(self, stage, weight=1.0):
         """Begin a stage of expected relative cost ``weight``."""

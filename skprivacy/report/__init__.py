@@ -2,7 +2,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The unified audit behind ``skprivacy audit`` and its self-contained HTML report."""
 
-from skprivacy.report._audit import AuditReport, NoAuditablePairsError, run_audit
-from skprivacy.report._protocols import PROTOCOLS
+from skprivacy.report._audit import (
+    OUTPUT_FILES,
+    SCHEMA_VERSION,
+    AuditReport,
+    NoAuditablePairsError,
+    audit,
+    run_audit,
+    software_versions,
+)
+from skprivacy.report._methods import METHOD_NAMES, METHODS, available_methods
+from skprivacy.report._protocols import PROTOCOL_HELP, PROTOCOLS
+from skprivacy.report._schema import summary_schema
 
-__all__ = ["PROTOCOLS", "AuditReport", "NoAuditablePairsError", "run_audit"]
+__all__ = [
+    "METHODS",
+    "METHOD_NAMES",
+    "OUTPUT_FILES",
+    "PROTOCOLS",
+    "PROTOCOL_HELP",
+    "SCHEMA_VERSION",
+    "AuditReport",
+    "NoAuditablePairsError",
+    "audit",
+    "available_methods",
+    "run_audit",
+    "software_versions",
+    "summary_schema",
+]

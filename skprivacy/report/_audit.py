@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The unified audit: every registered method on one cleaned dataset and pair list."""
 
+import hashlib
 import json
+import math
 import platform
 import sys
+import uuid
 import warnings
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,11 +16,38 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from skprivacy.report._methods import METHODS, _jsonable, available_methods
+from skprivacy.exceptions import ExcludedColumnsWarning
+from skprivacy.report._methods import METHODS, AuditContext, available_methods
 from skprivacy.report._protocols import PROTOCOLS
 from skprivacy.utils import identity_pairs, validate_identity_data
 
-__all__ = ["AuditReport", "NoAuditablePairsError", "run_audit"]
+__all__ = [
+    "AuditReport",
+    "NoAuditablePairsError",
+    "audit",
+    "run_audit",
+    "software_versions",
+]
+
+#: Version of the ``summary.json`` layout (see :func:`summary_schema`).
+SCHEMA_VERSION = "2"
+#: The files :meth:`AuditReport.save` writes.
+OUTPUT_FILES = ("summary.json", "pairs.csv", "provenance.json", "report.html")
+#: Scalar fields of a result entry shown as columns of ``AuditReport.summary``.
+_SUMMARY_COLUMNS = (
+    "method",
+    "title",
+    "kind",
+    "value",
+    "statistic",
+    "n_pairs",
+    "ceiling",
+    "at_ceiling",
+    "skipped",
+    "reason",
+    "says",
+    "does_not_say",
+)
 
 
 class NoAuditablePairsError(ValueError):
@@ -29,116 +58,24 @@ class _Input(BaseEstimator):
     """Stand-in estimator so the shared input layer can validate the audit's data."""
 
 
-@dataclass
-class _Context:
-    X: np.ndarray
-    y: np.ndarray
-    codes: np.ndarray
-    identities: np.ndarray
-    counts: np.ndarray
-    protocol: dict
-    random_state: int
-    n_jobs: object
-    # The input as given: estimators clean it themselves (the same shared input
-    # layer), so their numbers are bit-identical to fitting them on the file.
-    X_input: object = None
-    y_input: object = None
+def software_versions():
+    """Versions of Python, the platform and skprivacy's dependencies.
 
-    @property
-    def n_identities(self):
-        return len(self.identities)
-
-
-@dataclass
-class AuditReport:
-    """Result of :func:`run_audit`: summary, per-pair table, provenance, plot data.
-
-    The constructor arguments are stored as attributes of the same names.
-
-    Parameters
-    ----------
-    summary : dict
-        One entry per method result: ``value``, ``kind`` (``"point estimate"``,
-        ``"certificate"``, ``"hypothesis test"``, ``"control"`` or
-        ``"diagnostic"``), ``statistic`` (what the value is, in words),
-        ``parameters`` and method-specific extras.
-    pairs : DataFrame
-        One row per audited identity pair (``id_a``, ``id_b``, ``pair_rank``
-        = position in the shared seeded ordering), one column per method output.
-    provenance : dict
-        Cleaning counts and drop reasons, seed, pair list, software versions,
-        start and end time.
-    extra : dict
-        Plot data per method (used by :meth:`to_html`).
+    Returns
+    -------
+    versions : dict of str to str or None
+        ``python``, ``platform`` and one entry per package (None if absent).
 
     Examples
     --------
-    >>> import tempfile
-    >>> from skprivacy.datasets import make_identity_embeddings
-    >>> from skprivacy.report import run_audit
-    >>> X, ids = make_identity_embeddings(5, 8, 8, random_state=0)
-    >>> report = run_audit(X, ids, methods=["gaussianity"])
-    >>> sorted(report.save(tempfile.mkdtemp() + "/out"))
-    ['pairs', 'provenance', 'report', 'summary']
-    >>> report.to_html().startswith("<!DOCTYPE html>")
-    True
+    >>> from skprivacy.report import software_versions
+    >>> sorted(software_versions())[:3]
+    ['joblib', 'matplotlib', 'numpy']
     """
-
-    summary: dict
-    pairs: pd.DataFrame
-    provenance: dict
-    extra: dict = field(default_factory=dict, repr=False)
-
-    def to_html(self):
-        """Return the self-contained HTML report (inline CSS, base64 PNG plots)."""
-        from skprivacy.report._html import render_html
-
-        return render_html(self)
-
-    def save(self, directory, *, force=False):
-        """Write ``report.html``, ``summary.json``, ``pairs.csv``, ``provenance.json``.
-
-        Parameters
-        ----------
-        directory : str or path-like
-            Output directory; created if missing.
-        force : bool, default=False
-            Allow writing into an existing directory (files are overwritten).
-
-        Returns
-        -------
-        paths : dict
-            The four written paths by name.
-        """
-        out = Path(directory)
-        if out.exists() and not force:
-            raise FileExistsError(
-                f"Output directory {out} already exists; use --force (force=True) "
-                "to overwrite it."
-            )
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {
-            "summary": out / "summary.json",
-            "pairs": out / "pairs.csv",
-            "provenance": out / "provenance.json",
-            "report": out / "report.html",
-        }
-        paths["summary"].write_text(_dumps(self.summary))
-        self.pairs.to_csv(paths["pairs"], index=False)
-        paths["provenance"].write_text(_dumps(self.provenance))
-        paths["report"].write_text(self.to_html(), encoding="utf-8")
-        return paths
-
-
-def _dumps(obj):
-    return json.dumps(_jsonable(obj), indent=2, allow_nan=False) + "\n"
-
-
-def _versions():
     import importlib.metadata as md
 
     out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for name in [
+    for name in (
         "skprivacy",
         "numpy",
         "scipy",
@@ -146,7 +83,7 @@ def _versions():
         "scikit-learn",
         "joblib",
         "matplotlib",
-    ]:
+    ):
         try:
             out[name] = md.version(name)
         except md.PackageNotFoundError:  # pragma: no cover
@@ -158,49 +95,476 @@ def _now():
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def run_audit(
+# INTEGRATE: skprivacy/cli/_sanitize.py imports these two private names; it can
+# use the public skprivacy.report.software_versions instead.
+_versions = software_versions
+
+
+# -- strict JSON: infinity as null plus the list of infinite fields ---------------------
+def _strict(value, path, infinite):
+    """JSON-ready copy of ``value``; ``inf`` becomes null and its path is recorded."""
+    if isinstance(value, dict):
+        return {str(k): _strict(v, f"{path}.{k}" if path else str(k), infinite)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_strict(v, f"{path}[{i}]", infinite) for i, v in enumerate(value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        if math.isinf(value):
+            infinite.append(path)
+            return None
+        return None if math.isnan(value) else value
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    return str(value)
+
+
+def _restore_infinite(obj, paths):
+    """Put ``inf`` back at the recorded paths (``a.b`` dict keys, ``[i]`` items)."""
+    for path in paths:
+        keys = []
+        for part in path.split("."):
+            name, *items = part.replace("]", "").split("[")
+            keys.append(name)
+            keys.extend(int(i) for i in items)
+        target = obj
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = math.inf
+    return obj
+
+
+def _dumps(obj):
+    return json.dumps(obj, indent=2, allow_nan=False) + "\n"
+
+
+class AuditReport:
+    """Result of :func:`audit`: verdict, per-result summary, per-pair table, provenance.
+
+    Parameters
+    ----------
+    results : dict
+        One entry per result (key = result name): ``value``, ``kind``
+        (``"point estimate"``, ``"certificate"``, ``"hypothesis test"``,
+        ``"control"`` or ``"diagnostic"``), ``statistic`` (what the value is,
+        in words), ``method``, ``skipped`` (with a ``reason`` when true),
+        ``says`` / ``does_not_say``, certificates' ``ceiling`` and
+        ``at_ceiling``, ``parameters`` and method-specific extras.
+    pairs : DataFrame
+        One row per audited identity pair (``id_a``, ``id_b``, ``pair_rank``
+        = position in the shared seeded ordering), one column per method output.
+    provenance : dict
+        Input (feature columns, excluded columns, hash), cleaning counts and
+        drop reasons, seed, pair list, software versions, start and end time.
+    run_id : str
+        Identifier shared by the three output files of one run.
+    verdict : dict
+        ``headline`` and ``lines`` (``family``, ``text``): what was found.
+    next_steps : list of dict
+        ``action``, ``text`` and, when there is one, ``command``.
+    figures : dict, default=None
+        ``{name: (caption, base64 PNG)}`` drawn from the fitted estimators.
+    fitted : dict, default=None
+        The fitted estimators by method name (not saved).
+
+    Attributes
+    ----------
+    summary : DataFrame
+        One row per result, indexed by result name: ``method``, ``title``,
+        ``kind``, ``value``, ``statistic``, ``n_pairs``, ``ceiling``,
+        ``at_ceiling``, ``skipped``, ``reason``, ``says``, ``does_not_say``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from skprivacy import audit, AuditReport
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> X, ids = make_identity_embeddings(5, 8, 8, random_state=0)
+    >>> report = audit(X, ids, methods=["gaussianity"])
+    >>> out = tempfile.mkdtemp() + "/out"
+    >>> sorted(report.save(out))
+    ['pairs', 'provenance', 'report', 'summary']
+    >>> AuditReport.load(out).run_id == report.run_id
+    True
+    >>> report.to_html().startswith("<!DOCTYPE html>")
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        results,
+        pairs,
+        provenance,
+        run_id,
+        verdict,
+        next_steps,
+        figures=None,
+        fitted=None,
+    ):
+        self.results = results
+        self.pairs = pairs
+        self.provenance = provenance
+        self.run_id = run_id
+        self.verdict = verdict
+        self.next_steps = next_steps
+        self.figures = {} if figures is None else figures
+        self.fitted = {} if fitted is None else fitted
+        self._html = None
+
+    def __repr__(self):
+        return (
+            f"AuditReport(run_id={self.run_id!r}, {len(self.results)} results, "
+            f"{len(self.pairs)} pairs)\n" + self.verdict["headline"]
+        )
+
+    @property
+    def summary(self):
+        """One row per result (see the class docstring)."""
+        rows = {
+            key: {c: entry.get(c) for c in _SUMMARY_COLUMNS}
+            for key, entry in self.results.items()
+        }
+        frame = pd.DataFrame.from_dict(rows, orient="index", columns=_SUMMARY_COLUMNS)
+        frame.index.name = "result"
+        return frame
+
+    def to_dict(self):
+        """The content of ``summary.json`` (strict JSON; see ``summary_schema()``)."""
+        infinite = []
+        body = _strict(
+            {
+                "results": self.results,
+                "verdict": self.verdict,
+                "next_steps": self.next_steps,
+            },
+            "",
+            infinite,
+        )
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "protocol": self.provenance.get("protocol"),
+            "confidence": self.provenance.get("protocol_settings", {}).get("confidence"),
+            **body,
+            "infinite": infinite,
+        }
+
+    def to_html(self):
+        """Return the self-contained HTML report (inline CSS, base64 PNG plots)."""
+        if self._html is None:
+            from skprivacy.report._html import render_html
+
+            self._html = render_html(self)
+        return self._html
+
+    def _repr_html_(self):
+        """The report's body, for Jupyter (the same markup as :meth:`to_html`)."""
+        from skprivacy.report._html import html_body
+
+        return html_body(self.to_html())
+
+    def save(self, path, *, force=False, inputs=()):
+        """Write ``report.html``, ``summary.json``, ``pairs.csv`` and ``provenance.json``.
+
+        The files are written into a temporary directory beside ``path`` which
+        then replaces it, so ``path`` holds either the previous complete report
+        or this one, never a mixture; no file outside ``path`` is written and
+        symbolic links are never followed.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Output directory.
+        force : bool, default=False
+            Replace an existing report directory (one holding only a previous
+            report's files).
+        inputs : iterable of path-like, default=()
+            Files the run read: an output directory containing one is refused.
+
+        Returns
+        -------
+        paths : dict
+            The four written paths by name.
+        """
+        with self.staged(path, force=force, inputs=inputs) as staged:
+            self.write(staged.path)
+            staged.commit()
+        out = Path(path)
+        return {
+            "summary": out / "summary.json",
+            "pairs": out / "pairs.csv",
+            "provenance": out / "provenance.json",
+            "report": out / "report.html",
+        }
+
+    @staticmethod
+    def staged(path, *, force=False, inputs=()):
+        """The staged output directory :meth:`save` uses (checked at once).
+
+        Create it before a long audit so an unwritable or refused destination
+        is reported before any computation.
+        """
+        from skprivacy.utils._files import StagedDirectory
+
+        return StagedDirectory(
+            path, force=force, replaceable=OUTPUT_FILES, inputs=inputs
+        )
+
+    def write(self, directory):
+        """Write the four files into an existing (staging) directory."""
+        from skprivacy.utils._files import atomic_file
+
+        directory = Path(directory)
+        files = {
+            "summary.json": _dumps(self.to_dict()),
+            "provenance.json": _dumps(
+                _strict({"run_id": self.run_id, **self.provenance}, "", [])
+            ),
+            "report.html": self.to_html(),
+            "pairs.csv": self.pairs.to_csv(index=False),
+        }
+        for name, text in files.items():
+            with atomic_file(directory / name, "w", encoding="utf-8") as fh:
+                fh.write(text)
+
+    @classmethod
+    def load(cls, path):
+        """Read a report written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The report directory.
+
+        Returns
+        -------
+        report : AuditReport
+            Equal to the saved one (``summary``, ``pairs``, ``provenance``,
+            ``run_id``, ``to_html()``); the fitted estimators are not saved.
+        """
+        path = Path(path)
+        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+        if summary.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(
+                f"{path / 'summary.json'} has schema_version "
+                f"{summary.get('schema_version')!r}; this skprivacy reads "
+                f"{SCHEMA_VERSION!r}."
+            )
+        _restore_infinite(summary, summary["infinite"])
+        provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
+        run_id = provenance.pop("run_id")
+        pairs = pd.read_csv(path / "pairs.csv")
+        report = cls(
+            results=summary["results"],
+            pairs=pairs,
+            provenance=provenance,
+            run_id=run_id,
+            verdict=summary["verdict"],
+            next_steps=summary["next_steps"],
+        )
+        report._html = (path / "report.html").read_text(encoding="utf-8")
+        return report
+
+
+# -- the audit --------------------------------------------------------------------------
+def _settings(protocol, confidence, test_size):
+    if isinstance(protocol, str):
+        if protocol not in PROTOCOLS:
+            raise ValueError(
+                f"Unknown protocol {protocol!r}; choose from {sorted(PROTOCOLS)}."
+            )
+        name, settings = protocol, dict(PROTOCOLS[protocol])
+    else:
+        unknown = sorted(set(protocol) - set(PROTOCOLS["quick"]))
+        if unknown:
+            raise ValueError(
+                f"Unknown protocol setting(s) {unknown}; known: "
+                f"{sorted(PROTOCOLS['quick'])}."
+            )
+        name, settings = "custom", {**PROTOCOLS["quick"], **dict(protocol)}
+    if confidence is not None:
+        if not 0 < confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
+        settings["confidence"] = float(confidence)
+    if test_size is not None:
+        if not 0 < test_size < 1:
+            raise ValueError(f"test_size must be in (0, 1); got {test_size!r}.")
+        settings["test_size"] = float(test_size)
+    return name, settings
+
+
+def _select(methods):
+    if methods is None:
+        return available_methods()
+    if isinstance(methods, str):
+        methods = [methods]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(
+            f"Unknown method(s) {unknown}; registered methods: {list(METHODS)}."
+        )
+    missing = {m: METHODS[m].missing() for m in methods if METHODS[m].missing()}
+    if missing:
+        raise ValueError(
+            "Method(s) not available in this installation: "
+            + "; ".join(f"{m} needs {', '.join(v)}" for m, v in missing.items())
+        )
+    # Run order is the registry's (a derived method runs after its inputs).
+    return [m for m in METHODS if m in set(methods)]
+
+
+def _features(X, features, exclude):
+    """Apply the column-selection rule to a DataFrame; name every column."""
+    if isinstance(X, pd.DataFrame):
+        from skprivacy.datasets import select_feature_columns
+        from skprivacy.datasets._io import describe_excluded
+
+        columns, excluded = select_feature_columns(
+            X, id_column=None, features=features, exclude=exclude
+        )
+        if excluded and features is None:
+            warnings.warn(
+                f"{describe_excluded(excluded)} Pass features= to choose the "
+                "embedding columns explicitly.",
+                ExcludedColumnsWarning,
+                stacklevel=3,
+            )
+        return X[columns], [str(c) for c in columns], excluded
+    if features is not None or exclude is not None:
+        raise ValueError(
+            "features= and exclude= select DataFrame columns by name; X is an array."
+        )
+    X = np.asarray(X)
+    n = X.shape[1] if X.ndim == 2 else 0
+    return X, [str(j) for j in range(n)], {}
+
+
+def _array_sha256(X, y):
+    """Hash of the audited values and labels (provenance of in-memory input)."""
+    digest = hashlib.sha256()
+    values = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    digest.update(str(values.shape).encode())
+    digest.update(values.tobytes())
+    digest.update("\x1f".join(map(repr, np.asarray(y, dtype=object).tolist())).encode())
+    return digest.hexdigest()
+
+
+def _clean(X, y):
+    """The shared input layer, once: cleaned rows every estimator is fitted on."""
+    n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
+    n_ids = len(pd.unique(pd.Series(np.asarray(y, dtype=object).reshape(-1))))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        data = validate_identity_data(_Input(), X, y, min_identities=0)
+    if data.n_identities < 2:
+        raise NoAuditablePairsError(
+            f"no auditable identity pairs: {data.n_identities} of {n_ids} identities "
+            f"have at least 2 usable rows ({n_rows} rows before cleaning, "
+            f"{data.X.shape[0]} after)"
+        )
+    caught = [
+        f"{w.category.__name__}: {w.message}"
+        for w in record
+        if not issubclass(w.category, DeprecationWarning)
+    ]
+    return data, n_rows, n_ids, caught
+
+
+class _Quiet:
+    def plan(self, total):
+        pass
+
+    def start(self, stage, weight=1.0):
+        pass
+
+    def finish(self):
+        pass
+
+    def message(self, text):
+        pass
+
+
+def _progress(progress, verbose):
+    if progress is not None:
+        return progress
+    if verbose:
+        from skprivacy.cli._progress import Progress
+
+        return Progress(None)
+    return _Quiet()
+
+
+def audit(
     X,
-    y,
+    ids,
     *,
     protocol="quick",
     methods=None,
+    confidence=None,
+    test_size=None,
+    features=None,
+    exclude=None,
     random_state=0,
     n_jobs=None,
+    suggest_rank=True,
+    verbose=False,
     progress=None,
+    input_info=None,
 ):
-    """Run every selected audit method on one dataset with one seeded pair list.
+    """Audit identity leakage with every registered method; return a report.
 
     The data go through the shared input layer once (non-finite and
     near-zero rows dropped, rows L2-normalised, identities with fewer than two
-    rows excluded; every drop counted), then each method fits its public
-    skprivacy estimator on the cleaned data with the same ``random_state``, so
-    all methods audit prefixes of the same seeded pair ordering.
+    rows excluded; every drop counted), and the same cleaned rows go to every
+    method's public skprivacy estimator with the same ``random_state``, so all
+    methods audit prefixes of the same seeded pair ordering. A method that
+    cannot run on these data (e.g. split-half controls without an identity of
+    4 rows, a certificate whose ceiling is 0) is skipped with a stated reason.
 
     Parameters
     ----------
     X : array-like or DataFrame of shape (n_samples, n_features)
-        Embeddings.
-    y : array-like of shape (n_samples,)
+        Embeddings. For a DataFrame, the feature columns follow the rule of
+        :func:`~skprivacy.datasets.select_feature_columns` (float columns;
+        integer, boolean, index-like, low-cardinality and text columns are
+        left out and named in a warning and in the provenance).
+    ids : array-like of shape (n_samples,)
         Identity label of each row.
     protocol : {"quick", "paper", "exhaustive"} or dict, default="quick"
         Pair counts and permutation counts per method (see the user guide);
         a dict overrides entries of ``"quick"``.
     methods : list of str or None, default=None
-        Registered method names (``"gaussmech"``, ``"kdelr"``, ``"mmdtv"``,
-        ``"permutation"``, ``"rocht"``, ``"certificate"``, ...). None runs every
-        method whose estimator is available.
+        Registered method names (``skprivacy.report.METHOD_NAMES``); None runs
+        every method whose estimator is available.
+    confidence : float in (0, 1) or None, default=None
+        Simultaneous confidence of the certificates (None: the protocol's, 0.95).
+    test_size : float in (0, 1) or None, default=None
+        Share of each identity's rows reserved to certify ROC-HT (None: 0.3).
+    features, exclude : str or None, default=None
+        Regular expressions choosing / excluding DataFrame columns by name.
     random_state : int, default=0
         Seed of the pair ordering and of every estimator.
     n_jobs : int or None, default=None
         Passed to every estimator that accepts it.
+    suggest_rank : bool, default=True
+        Run a quick in-sample ISP sweep to suggest a sanitisation rank for the
+        report's "what next" section (needs :mod:`skprivacy.sanitize`).
+    verbose : bool, default=False
+        Print stage progress and an ETA on stderr.
     progress : object or None, default=None
-        Object with ``start(stage, weight)`` and ``finish()`` (the CLI's
-        progress bar); None reports nothing.
+        Custom progress sink with ``plan(total)``, ``start(stage, weight)``,
+        ``finish()`` and ``message(text)``; overrides ``verbose``.
+    input_info : dict or None, default=None
+        Description of the input file (path, hash, columns) recorded as the
+        provenance's ``input`` (the command line passes
+        :func:`~skprivacy.datasets.read_embeddings`' ``info``).
 
     Returns
     -------
     report : AuditReport
-        Summary, per-pair table, provenance and plot data.
+        Verdict, summary, per-pair table, provenance and figures.
 
     Raises
     ------
@@ -211,86 +575,48 @@ def run_audit(
 
     Examples
     --------
+    >>> from skprivacy import audit
     >>> from skprivacy.datasets import make_identity_embeddings
-    >>> from skprivacy.report import run_audit
     >>> X, ids = make_identity_embeddings(6, 10, 16, random_state=0)
-    >>> report = run_audit(X, ids, methods=["gaussianity"])
-    >>> report.summary["residual_gaussianity"]["kind"]
+    >>> report = audit(X, ids, methods=["gaussianity"])
+    >>> report.summary.loc["residual_gaussianity", "kind"]
     'diagnostic'
     >>> report.provenance["n_identities_after"]
     6
     """
     started = _now()
-    if isinstance(protocol, str):
-        if protocol not in PROTOCOLS:
-            raise ValueError(
-                f"Unknown protocol {protocol!r}; choose from {sorted(PROTOCOLS)}."
-            )
-        name, settings = protocol, dict(PROTOCOLS[protocol])
-    else:
-        name, settings = "custom", {**PROTOCOLS["quick"], **dict(protocol)}
-    if methods is None:
-        selected = available_methods()
-    else:
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown:
-            raise ValueError(
-                f"Unknown method(s) {unknown}; registered methods: {sorted(METHODS)}."
-            )
-        missing = {m: METHODS[m].missing() for m in methods if METHODS[m].missing()}
-        if missing:
-            raise ValueError(
-                "Method(s) not available in this installation: "
-                + "; ".join(f"{m} needs {', '.join(v)}" for m, v in missing.items())
-            )
-        selected = list(dict.fromkeys(methods))
-
-    n_rows_in = int(np.asarray(y).shape[0])
-    ids_in = pd.unique(pd.Series(np.asarray(y, dtype=object)))
-    caught = []
+    run_id = uuid.uuid4().hex
+    name, settings = _settings(protocol, confidence, test_size)
+    selected = _select(methods)
+    sink = _progress(progress, verbose)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        try:
-            data = validate_identity_data(_Input(), X, y)
-        except ValueError as exc:
-            text = " ".join(str(exc).split())
-            if "every row was dropped" in text.lower():
-                raise NoAuditablePairsError(
-                    f"no auditable identity pairs: {text}"
-                ) from exc
-            if "identit" in text and "at least" in text:
-                raise NoAuditablePairsError(
-                    "no auditable identity pairs: fewer than 2 identities have at "
-                    f"least 2 usable rows ({n_rows_in} rows, {len(ids_in)} "
-                    "identities before cleaning)"
-                ) from exc
-            raise
-        caught = [f"{w.category.__name__}: {w.message}" for w in record]
-
-    ctx = _Context(
+        X, feature_columns, excluded = _features(X, features, exclude)
+    column_warnings = [f"{w.category.__name__}: {w.message}" for w in record]
+    for w in record:  # the caller sees them too
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    data, n_rows_in, n_ids_in, caught = _clean(X, ids)
+    caught = column_warnings + caught
+    ctx = AuditContext(
         X=data.X,
         y=np.asarray(data.y),
-        codes=data.codes,
         identities=data.identities,
         counts=data.counts,
-        protocol=settings,
+        settings=settings,
         random_state=random_state,
         n_jobs=n_jobs,
-        X_input=X,
-        y_input=np.asarray(y),
     )
-    if progress is not None and hasattr(progress, "message"):
-        progress.message(
-            f"{data.X.shape[0]} of {n_rows_in} rows, {ctx.n_identities} of "
-            f"{len(ids_in)} identities and {data.X.shape[1]} dimensions after "
-            f"cleaning; protocol {name}: {', '.join(selected)}"
-        )
+    weights = {m: METHODS[m].weight(ctx.n_identities, settings) for m in selected}
+    sink.plan(sum(weights.values()) + (1.0 if suggest_rank else 0.0) + 1.0)
+    sink.message(
+        f"{data.X.shape[0]} of {n_rows_in} rows, {ctx.n_identities} of {n_ids_in} "
+        f"identities and {data.X.shape[1]} dimensions after cleaning; protocol "
+        f"{name}: {', '.join(selected)}"
+    )
+
     # The shared ordering, long enough for the largest prefix any method uses.
-    pair_keys = [k for k in settings if k.endswith("_pairs")]
-    total = ctx.n_identities * (ctx.n_identities - 1) // 2
     longest = max(
-        (total if settings[k] is None else min(int(settings[k]), total))
-        for k in pair_keys
+        (ctx.n_pairs(k) for k in settings if k.endswith("_pairs")), default=0
     )
     shared = identity_pairs(ctx.n_identities, longest, random_state=random_state)
     rank = pd.DataFrame(
@@ -301,33 +627,41 @@ def run_audit(
         }
     )
 
-    summary, extra, frames, timings = {}, {}, [], {}
+    results, frames, timings, skipped = {}, [], {}, {}
     seen = set(caught)
     for m in selected:
-        spec = METHODS[m]
-        if progress is not None:
-            progress.start(spec.title, spec.weight(ctx))
+        method = METHODS[m]
+        reason = method.reason_to_skip(ctx, selected)
+        if reason is not None:
+            skipped[m] = reason
+            results[m] = _skipped_entry(method, reason, ctx)
+            continue
+        sink.start(method.title, weights[m])
         t0 = datetime.now(timezone.utc)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            result = spec.run(ctx)
+            fitted = method.fit(ctx)
+            entries = method.summarize(fitted, ctx)
         timings[m] = (datetime.now(timezone.utc) - t0).total_seconds()
         for w in record:
             text = f"{w.category.__name__}: {w.message}"
-            # The estimators re-run the shared cleaning: report each drop once.
             if text not in seen and not issubclass(w.category, DeprecationWarning):
                 seen.add(text)
                 caught.append(f"{m}: {text}")
-        for key, entry in result.summaries.items():
-            entry.setdefault("method", m)
-            entry.setdefault("certifies", spec.certifies)
-            entry.setdefault("does_not_certify", spec.does_not_certify)
-            summary[key] = entry
-        extra[m] = result.extra
-        if result.pairs is not None:
-            frames.append(result.pairs)
-        if progress is not None:
-            progress.finish()
+        ctx.fitted[m] = fitted
+        for key, entry in entries.items():
+            results[key] = {
+                "method": m,
+                "title": method.title,
+                "skipped": False,
+                **entry,
+                "says": entry.get("says", method.says),
+                "does_not_say": entry.get("does_not_say", method.does_not_say),
+            }
+        frame = method.pair_frame(fitted)
+        if frame is not None:
+            frames.append(frame)
+        sink.finish()
 
     pairs = rank.iloc[:0]
     if frames:
@@ -336,23 +670,38 @@ def run_audit(
             pairs = pairs.merge(f, on=["id_a", "id_b"], how="outer")
         pairs = rank.merge(pairs, on=["id_a", "id_b"], how="right")
         pairs = pairs.sort_values("pair_rank", kind="stable").reset_index(drop=True)
-        if {"rocht_tv", "mmdtv_mmd"} <= set(pairs.columns):
-            pairs["witness_ratio"] = _witness_ratio(pairs)
-            witness = _witness_summary(pairs["witness_ratio"])
-            if witness is not None:
-                summary["classifier_witness"] = witness
 
+    suggestion = None
+    if suggest_rank:
+        from skprivacy.report._verdict import suggest_isp_rank
+
+        sink.start("suggesting a sanitisation rank (quick ISP sweep)", 1.0)
+        suggestion = suggest_isp_rank(ctx)
+        sink.finish()
+
+    info = dict(input_info or {})
+    if not info:
+        info = {
+            "source": "in-memory arrays",
+            "sha256": _array_sha256(X, ids),
+        }
+    info.setdefault("feature_columns", feature_columns)
+    info.setdefault("excluded_columns", excluded)
     report_drop = data.drop_report
     provenance = {
+        "input": info,
+        "feature_columns": list(info["feature_columns"]),
+        "excluded_columns": dict(info["excluded_columns"]),
         "protocol": name,
         "protocol_settings": settings,
         "methods": selected,
+        "skipped_methods": skipped,
         "unavailable_methods": {
             k: v.missing() for k, v in METHODS.items() if v.missing()
         },
         "n_rows_before": n_rows_in,
         "n_rows_after": int(data.X.shape[0]),
-        "n_identities_before": len(ids_in),
+        "n_identities_before": n_ids_in,
         "n_identities_after": ctx.n_identities,
         "n_features": int(data.X.shape[1]),
         "dropped_rows": {
@@ -368,52 +717,65 @@ def run_audit(
             "random_state=seed) over the sorted auditable identities; every method "
             "uses a prefix"
         ),
-        "n_pairs_total": total,
+        "n_pairs_total": ctx.n_pairs_total,
         "pairs": rank[["id_a", "id_b"]].to_numpy().tolist(),
         "n_jobs": n_jobs,
         "method_seconds": timings,
-        "versions": _versions(),
+        "versions": software_versions(),
         "start_time": started,
         "end_time": _now(),
     }
-    return AuditReport(summary=summary, pairs=pairs, provenance=provenance, extra=extra)
+    from skprivacy.report._plots import figures
+    from skprivacy.report._verdict import next_steps, verdict
+
+    sink.start("drawing figures", 1.0)
+    figs = figures(ctx, selected, pairs)
+    sink.finish()
+    return AuditReport(
+        results=results,
+        pairs=pairs,
+        provenance=provenance,
+        run_id=run_id,
+        verdict=verdict(results, ctx),
+        next_steps=next_steps(results, ctx, suggestion, info.get("path")),
+        figures=figs,
+        fitted=ctx.fitted,
+    )
 
 
-def _witness_ratio(pairs):
-    """Ratio of ROC-HT's classifier TV witness to the MMD-TV bound, per pair.
-
-    DESIGN.md (MMD-TV): the classifier witness ``d_TV,h = max_t (TPR - FPR)``
-    from out-of-fold scores lower-bounds the total variation, and
-    ``MMD / 2 <= TV``; the ratio ``d_TV,h / (MMD / 2)`` says how much of the
-    TV the kernel bound captures (above 1: the classifier sees more than the
-    MMD chain can express). NaN where either method did not audit the pair
-    (they share the seeded prefix) or the MMD is 0.
-    """
-    half_mmd = pairs["mmdtv_mmd"] / 2
-    return pairs["rocht_tv"] / half_mmd.where(half_mmd > 0)
-
-
-def _witness_summary(ratio):
-    """Summary entry of the witness ratio over the pairs both methods audited."""
-    both = ratio.dropna()
-    if both.empty:
-        return None
-    return {
-        "value": float(both.median()),
-        "kind": "diagnostic",
-        "statistic": (
-            "median over pairs audited by both ROC-HT and MMD-TV of the classifier "
-            "TV witness divided by MMD/2"
-        ),
-        "max": float(both.max()),
-        "n_pairs": int(both.size),
-        "method": "classifier_witness",
-        "certifies": (
-            "Nothing: it compares two point estimates of the total variation "
-            "distance between the identities' embedding distributions."
-        ),
-        "does_not_certify": (
-            "Not a bound; a ratio far above 1 says the kernel (MMD) chain is loose "
-            "for these embeddings, not that either number is wrong."
-        ),
+def _skipped_entry(method, reason, ctx):
+    entry = {
+        "method": method.name,
+        "title": method.title,
+        "skipped": True,
+        "reason": reason,
+        "value": None,
+        "kind": method.kind,
+        "statistic": "not computed",
+        "says": method.says,
+        "does_not_say": method.does_not_say,
     }
+    if method.kind == "certificate":
+        # Skipped because its ceiling is 0: nothing is certifiable here.
+        entry.update(value=0.0, ceiling=0.0, at_ceiling=False)
+    return entry
+
+
+def run_audit(X, y, **options):
+    """Alias of :func:`audit` (the name used before version 0.1).
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Embeddings.
+    y : array-like of shape (n_samples,)
+        Identity labels.
+    **options : dict
+        Passed to :func:`audit`.
+
+    Returns
+    -------
+    report : AuditReport
+        See :func:`audit`.
+    """
+    return audit(X, y, **options)

@@ -5,9 +5,9 @@
 import html
 import math
 
-from skprivacy.report._plots import figures
+from skprivacy.report._methods import METHODS
 
-__all__ = ["render_html"]
+__all__ = ["html_body", "render_html"]
 
 _CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto;
@@ -38,6 +38,15 @@ pre { padding: 0.6rem; white-space: pre-wrap; word-break: break-word;
 .prov td { overflow-wrap: anywhere; }
 .prov th { width: 14rem; }
 .note { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 0.5rem 0.8rem; }
+.verdict { background: #f6f8fa; border: 1px solid #d0d7de; border-left: 6px solid #cf222e;
+           padding: 0.6rem 1rem; margin: 1rem 0; }
+.verdict.quiet { border-left-color: #1a7f37; }
+.verdict p.headline { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0 0.5rem; }
+.verdict ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+.ceil { display: inline-block; padding: 0 0.4rem; border-radius: 0.6rem; font-size: 0.78rem;
+        background: #ffebe9; color: #a40e26; white-space: nowrap; }
+.skip { color: #59636e; font-style: italic; }
+.runid { color: #59636e; font-size: 0.8rem; }
 """
 
 
@@ -60,27 +69,39 @@ def _num(v):
 
 
 def _kind(kind):
-    cls = (
-        "k-certificate"
-        if kind == "certificate"
-        else "k-point"
-        if kind == "point estimate"
-        else "k-other"
+    cls = {"certificate": "k-certificate", "point estimate": "k-point"}.get(
+        kind, "k-other"
     )
     return f'<span class="kind {cls}">{_e(kind)}</span>'
 
 
-def _summary_table(summary):
+def _value(entry):
+    if entry.get("skipped"):
+        return "<span class='skip'>skipped</span>"
+    text = _num(entry.get("value"))
+    if entry.get("kind") == "certificate":
+        text += f"<br><small>ceiling {_num(entry.get('ceiling'))}</small>"
+        if entry.get("at_ceiling"):
+            text += "<br><span class='ceil'>at ceiling</span>"
+    return text
+
+
+def _summary_table(results):
     rows = []
-    for key, s in summary.items():
+    for key, s in results.items():
+        said = (
+            f"<span class='skip'>Skipped: {_e(s['reason'])}</span>"
+            if s.get("skipped")
+            else _e(s.get("statistic", ""))
+        )
         rows.append(
             "<tr>"
-            f"<td><code>{_e(key)}</code><br>{_e(s.get('estimator', ''))}</td>"
-            f"<td class='num'>{_num(s.get('value'))}</td>"
+            f"<td><code>{_e(key)}</code><br>{_e(s.get('title', ''))}</td>"
+            f"<td class='num'>{_value(s)}</td>"
             f"<td>{_kind(s.get('kind', ''))}</td>"
-            f"<td>{_e(s.get('statistic', ''))}</td>"
-            f"<td>{_e(s.get('certifies', ''))}</td>"
-            f"<td>{_e(s.get('does_not_certify', ''))}</td>"
+            f"<td>{said}</td>"
+            f"<td>{_e(s.get('says', ''))}</td>"
+            f"<td>{_e(s.get('does_not_say', ''))}</td>"
             "</tr>"
         )
     return (
@@ -92,53 +113,158 @@ def _summary_table(summary):
     )
 
 
+def _certificates(results):
+    certs = {k: e for k, e in results.items() if e.get("kind") == "certificate"}
+    if not certs:
+        return "<p>No certificate was requested.</p>"
+    rows = []
+    for key, e in certs.items():
+        lift = e.get("lift") or {}
+        if e.get("skipped"):
+            lifted = _e(e["reason"])
+        elif lift.get("test_size"):
+            lifted = (
+                f"test_size {lift['test_size']:g} &rarr; ceiling "
+                f"{_num(lift['ceiling'])}"
+            )
+        elif lift.get("rows_per_identity"):
+            lifted = (
+                f"{lift['rows_per_identity']} rows per identity &rarr; ceiling "
+                f"{_num(lift['ceiling'])}"
+            )
+        else:
+            lifted = "more rows per identity"
+        mark = "<span class='ceil'>at ceiling</span>" if e.get("at_ceiling") else ""
+        n_at = (
+            f"{e['n_at_ceiling']} of {e['n_pairs']}" if "n_at_ceiling" in e else "n/a"
+        )
+        rows.append(
+            "<tr>"
+            f"<td><code>{_e(key)}</code><br>{_e(e.get('title', ''))}</td>"
+            f"<td class='num'>{_num(e.get('value'))}</td>"
+            f"<td class='num'>{_num(e.get('ceiling'))}</td>"
+            f"<td>{mark}</td>"
+            f"<td class='num'>{n_at}</td>"
+            f"<td class='num'>{_num(e.get('confidence'))}</td>"
+            f"<td>{lifted}</td>"
+            "</tr>"
+        )
+    return (
+        "<p>A certificate can never exceed the <em>ceiling</em> its test size "
+        "allows (what a perfect classifier would certify). A value at its ceiling "
+        "says &ldquo;as separable as this test can show&rdquo;: the test size, not "
+        "the embeddings, limits it.</p>"
+        "<table><thead><tr><th>certificate</th><th>certified &epsilon; &ge;</th>"
+        "<th>ceiling</th><th></th><th>pairs at ceiling</th><th>confidence</th>"
+        "<th>what would lift the ceiling</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _order_columns(pairs):
+    """Per-pair ε columns by the registry's rank: point estimates, then certificates."""
+    ranked = sorted(
+        (m.eps_rank, column)
+        for m in METHODS.values()
+        if m.eps_rank is not None
+        for column in m.epsilon_columns
+        if column in pairs.columns and pairs[column].notna().any()
+    )
+    return [c for _, c in ranked]
+
+
 def _top_pairs(pairs, n=10):
-    eps_cols = [c for c in pairs.columns if c.endswith("_epsilon")]
-    if not len(pairs) or not eps_cols:
+    keys = _order_columns(pairs)
+    if not len(pairs) or not keys:
         return "<p>No per-pair results.</p>"
-    # Certified values first (they are the findings that carry a guarantee),
-    # then the point estimates as tie-breakers.
-    keys = [
+    primary = keys[0]
+    audited = pairs[pairs[primary].notna()]
+    top = audited.sort_values(keys, ascending=False, na_position="last").head(n)
+    ceilings = [
         c
-        for c in ("cert_epsilon", "mmdtv_epsilon", "rocht_epsilon", "gaussmech_epsilon")
-        if c in pairs.columns
-    ] or eps_cols[:1]
-    top = pairs.sort_values(keys, ascending=False, na_position="last").head(n)
-    cols = ["pair_rank", "id_a", "id_b", *eps_cols]
-    cols += [c for c in ("rocht_auc", "perm_p_value") if c in pairs.columns]
+        for m in METHODS.values()
+        for c in m.pair_columns.get("audit", {}).values()
+        if c.endswith("_ceiling") and c in pairs.columns
+    ]
+    cols = ["pair_rank", "id_a", "id_b", *keys, *ceilings]
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
     body = "".join(
         "<tr>"
         + "".join(
-            f"<td class='num'>{_num(r[c])}</td>"
-            if c not in ("id_a", "id_b")
-            else f"<td>{_e(r[c])}</td>"
+            f"<td>{_e(r[c])}</td>"
+            if c in ("id_a", "id_b")
+            else f"<td class='num'>{_num(r[c])}</td>"
             for c in cols
         )
         + "</tr>"
         for r in top.to_dict(orient="records")
     )
     return (
-        f"<p>The {len(top)} most leaky of {len(pairs)} audited pairs by "
-        f"{', then '.join(f'<code>{_e(k)}</code>' for k in keys)} (all pairs are in "
-        "<code>pairs.csv</code>).</p>"
+        f"<p>The {len(top)} most leaky of the {len(audited)} pairs with "
+        f"<code>{_e(primary)}</code>, ordered by the point estimates "
+        f"{', then '.join(f'<code>{_e(k)}</code>' for k in keys)} (certificates "
+        "last: they mostly reflect the test size). All pairs are in "
+        "<code>pairs.csv</code>.</p>"
         f"<div class='scroll'><table><thead><tr>{head}</tr></thead>"
         f"<tbody>{body}</tbody></table></div>"
     )
 
 
-def _provenance(prov):
+def _verdict(report):
+    v = report.verdict
+    leak = v["headline"].startswith(("Identities leak", "Identities are separable"))
+    lines = "".join(
+        f"<li><strong>{_e(line['family'])}</strong>: {_e(line['text'])}</li>"
+        for line in v["lines"]
+    )
+    return (
+        f"<div class='verdict{'' if leak else ' quiet'}'>"
+        f"<p class='headline'>{_e(v['headline'])}</p><ul>{lines}</ul></div>"
+    )
+
+
+def _next_steps(steps):
+    if not steps:
+        return "<p>Nothing to add.</p>"
+    items = "".join(
+        f"<li>{_e(s['text'])}"
+        + (f"<br><code>{_e(s['command'])}</code>" if s.get("command") else "")
+        + "</li>"
+        for s in steps
+    )
+    return f"<ul>{items}</ul>"
+
+
+def _columns(prov):
+    used = prov.get("feature_columns", [])
+    excluded = prov.get("excluded_columns", {})
+    shown = ", ".join(map(str, used[:12])) + (
+        f", ... ({len(used)} in all)" if len(used) > 12 else ""
+    )
+    rows = "".join(
+        f"<tr><td><code>{_e(k)}</code></td><td>{_e(v)}</td></tr>"
+        for k, v in excluded.items()
+    )
+    table = (
+        "<table><thead><tr><th>column not audited</th><th>why</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+        if rows
+        else "<p>No column was left out.</p>"
+    )
+    return (
+        f"<p>{len(used)} embedding columns audited: <code>{_e(shown)}</code>.</p>"
+        + table
+    )
+
+
+def _provenance(prov, run_id):
     inp = prov.get("input", {})
     drops = prov.get("dropped_rows", {})
     items = [
-        ("input", inp.get("path", "in-memory data")),
+        ("run id", run_id),
+        ("input", inp.get("path", inp.get("source", "in-memory data"))),
         ("SHA-256", inp.get("sha256", "n/a")),
-        ("embedding columns", inp.get("n_feature_columns", prov.get("n_features"))),
-        (
-            "excluded columns",
-            "; ".join(f"{k} ({v})" for k, v in inp.get("excluded_columns", {}).items())
-            or "none",
-        ),
         (
             "rows before / after cleaning",
             f"{prov['n_rows_before']} / {prov['n_rows_after']}",
@@ -195,37 +321,56 @@ def _provenance(prov):
 
 def render_html(report):
     """Render an :class:`~skprivacy.report.AuditReport` as one HTML string."""
+    from skprivacy import __version__
+
     prov = report.provenance
-    figs = figures(report.extra)
     fig_html = "".join(
         f'<figure><img alt="{_e(name)}" src="data:image/png;base64,{png}">'
         f"<figcaption>{_e(caption)}</figcaption></figure>"
-        for name, (caption, png) in figs.items()
+        for name, (caption, png) in report.figures.items()
     )
-    from skprivacy import __version__
-
     title = "skprivacy identity-leakage audit"
+    name = prov.get("input", {}).get("name", prov.get("input", {}).get("source", ""))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="skprivacy-run-id" content="{_e(report.run_id)}">
 <title>{_e(title)}</title><style>{_CSS}</style></head>
 <body>
+<div class="skprivacy-report">
 <h1>{_e(title)}</h1>
-<p class="sub">{_e(prov.get("input", {}).get("name", "in-memory data"))} &middot;
+<p class="sub">{_e(name or "in-memory data")} &middot;
 {prov["n_rows_after"]} rows, {prov["n_identities_after"]} identities,
 {prov["n_features"]} dimensions &middot; protocol <code>{_e(prov["protocol"])}</code>
-&middot; seed {_e(prov["seed"])} &middot; skprivacy {_e(__version__)}</p>
+&middot; seed {_e(prov["seed"])} &middot; skprivacy {_e(__version__)}
+<br><span class="runid">run {_e(report.run_id)}</span></p>
+<h2>Verdict</h2>
+{_verdict(report)}
+<h2>What next</h2>
+{_next_steps(report.next_steps)}
+<h2>Certificates and their ceilings</h2>
+{_certificates(report.results)}
 <h2>Summary</h2>
 <p class="note">Only results labelled <em>certificate</em> carry a confidence statement
 (a lower bound on epsilon that holds with the stated probability under the stated
 assumptions). <em>Point estimates</em> are plug-in values with no error bars: a large one
 is evidence of leakage, a small one is not evidence of privacy.</p>
-{_summary_table(report.summary)}
+{_summary_table(report.results)}
 <h2>Plots</h2>
 <div class="grid">{fig_html}</div>
 <h2>Most leaky pairs</h2>
 {_top_pairs(report.pairs)}
+<h2>Columns</h2>
+{_columns(prov)}
 <h2>Provenance</h2>
-{_provenance(prov)}
+{_provenance(prov, report.run_id)}
+</div>
 </body></html>
 """
+
+
+def html_body(document):
+    """The report's markup for embedding (Jupyter): its style and body content."""
+    style = document[document.index("<style>") : document.index("</style>") + 8]
+    body = document[document.index("<body>") + 6 : document.index("</body>")]
+    return style + body

@@ -1,13 +1,17 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The method registry of the unified audit.
+"""The method registry of the unified audit: one :class:`Method` per report method.
 
-Each entry wraps one public skprivacy estimator (or helper) behind the same
-small interface: given the cleaned data, the protocol's sizes, the seed and
-``n_jobs``, fit it through its public API (``fit(X, ids)``, ``score()``,
-``results_``) and return its summary entries, its per-pair columns and the data
-its report plot needs. A method whose estimator is not importable is listed as
-unavailable instead of failing the audit.
+A declaration says everything the audit, the protocols, the command line, the
+progress estimate and the HTML need to know about a method: its estimator, its
+pair and permutation counts per protocol, the per-pair columns it contributes,
+where it ranks when ordering the most leaky pairs, its figures, the summary
+entries it builds from the fitted estimator's own attributes, what its number
+says and does not say, and when it cannot run on the data (a stated reason,
+never a crash). Adding a method is one declaration here plus its estimator.
+
+Method-name strings appear in this module only; everything else iterates over
+:data:`METHODS`.
 """
 
 import importlib
@@ -15,38 +19,166 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from skprivacy.report._protocols import METHOD_NAMES
+__all__ = [
+    "METHODS",
+    "METHOD_NAMES",
+    "AuditContext",
+    "Method",
+    "Plot",
+    "available_methods",
+]
 
-__all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods"]
 
-
+# -- the data every method receives --------------------------------------------------
 @dataclass
-class MethodResult:
-    """What one method contributes to the audit."""
+class AuditContext:
+    """The cleaned data, settings and already fitted methods of one audit.
 
-    summaries: dict
-    pairs: pd.DataFrame | None = None
-    extra: dict = field(default_factory=dict)
+    ``X`` is the output of the shared input layer (finite, L2-normalised rows;
+    identities with fewer than two rows removed): every estimator is fitted on
+    these same rows, so no method cleans the data differently.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    identities: np.ndarray
+    counts: np.ndarray
+    settings: dict
+    random_state: int
+    n_jobs: object = None
+    fitted: dict = field(default_factory=dict)
+
+    @property
+    def n_identities(self):
+        return len(self.identities)
+
+    @property
+    def n_pairs_total(self):
+        return self.n_identities * (self.n_identities - 1) // 2
+
+    def n_pairs(self, key):
+        """Pairs a protocol entry (``None`` = every pair) gives on these data."""
+        return _n_pairs(self.settings[key], self.n_identities)
 
 
-@dataclass
-class MethodSpec:
-    """One entry of the registry."""
+def _n_pairs(requested, n_identities):
+    total = n_identities * (n_identities - 1) // 2
+    return total if requested is None else min(int(requested), total)
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A report figure: ``draw(fitted, ctx, figure)`` fills a bare matplotlib Figure."""
+
+    name: str
+    caption: str
+    draw: object
+    figsize: tuple = (6.4, 3.6)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One report method.
+
+    Parameters
+    ----------
+    name : str
+        Registry key, CLI choice (``--methods``) and ``method`` field of its
+        summary entries.
+    title : str
+        Human name (progress, HTML).
+    requires : tuple of str
+        ``"module:attribute"`` of the estimators it needs; a method whose
+        estimator cannot be imported is reported as unavailable.
+    sizes : dict
+        Protocol name to the protocol entries it reads (pair counts,
+        permutations, ...); :data:`~skprivacy.report.PROTOCOLS` is assembled
+        from these.
+    fit : callable
+        ``fit(ctx) -> dict`` of fitted objects (each with ``results_`` when it
+        contributes per-pair columns).
+    summarize : callable
+        ``summarize(fitted, ctx) -> {key: entry}`` built from the fitted
+        objects' own attributes.
+    says, does_not_say : str
+        What the number says, and what it does not.
+    pair_columns : dict
+        ``{fitted key: {results_ column: pairs.csv column}}``.
+    epsilon_columns : dict
+        ``{pairs.csv column: label}`` of per-pair ε (figures, most-leaky table).
+    eps_rank : int or None
+        Position of this method's ε when ordering the most leaky pairs
+        (point estimates first, certificates after them); None: not used.
+    plots : tuple of Plot
+        Figures it draws.
+    skip_reason : callable
+        ``skip_reason(ctx) -> str or None``: why it cannot run on these data.
+    cost : callable
+        ``cost(n_identities, settings) -> float``: expected relative run time
+        (the progress bar's ETA).
+    needs : tuple of str
+        Methods whose fitted objects it reads (run before it).
+    verdict : callable or None
+        ``verdict(entries) -> (family, sentence)`` for the report's verdict.
+    frame : callable or None
+        ``frame(fitted) -> DataFrame`` of per-pair columns when they cannot be
+        a fixed ``pair_columns`` mapping (e.g. one column per protocol alpha).
+    kind : str
+        What its main result is: ``"point estimate"``, ``"certificate"``,
+        ``"hypothesis test"``, ``"control"`` or ``"diagnostic"``.
+    """
 
     name: str
     title: str
     requires: tuple
-    run: object
-    weight: object
-    certifies: str
-    does_not_certify: str
-    default: bool = True
+    sizes: dict
+    fit: object
+    summarize: object
+    says: str
+    does_not_say: str
+    pair_columns: dict = field(default_factory=dict)
+    epsilon_columns: dict = field(default_factory=dict)
+    eps_rank: int | None = None
+    plots: tuple = ()
+    skip_reason: object = None
+    cost: object = None
+    needs: tuple = ()
+    verdict: object = None
+    frame: object = None
+    kind: str = "point estimate"
 
     def missing(self):
         """Names of required estimators that cannot be imported."""
         return [path for path in self.requires if _resolve(path) is None]
+
+    def reason_to_skip(self, ctx, selected=()):
+        """Why this method cannot run here (None: it can)."""
+        absent = [m for m in self.needs if m not in ctx.fitted]
+        if absent:
+            why = "did not run" if set(absent) <= set(selected) else "were not selected"
+            return f"needs the results of {' and '.join(absent)}, which {why}"
+        return None if self.skip_reason is None else self.skip_reason(ctx)
+
+    def weight(self, n_identities, settings):
+        """Expected relative cost for the progress estimate."""
+        return 0.5 if self.cost is None else float(self.cost(n_identities, settings))
+
+    def pair_frame(self, fitted):
+        """Per-pair columns of the fitted objects, keyed by ``id_a``, ``id_b``."""
+        if self.frame is not None:
+            return self.frame(fitted)
+        frame = None
+        for key, columns in self.pair_columns.items():
+            res = fitted[key].results_
+            cols = {c: new for c, new in columns.items() if c in res.columns}
+            part = res[["id_a", "id_b", *cols]].rename(columns=cols)
+            frame = (
+                part
+                if frame is None
+                else frame.merge(part, on=["id_a", "id_b"], how="outer")
+            )
+        return frame
 
 
 def _resolve(path):
@@ -55,20 +187,6 @@ def _resolve(path):
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return None
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    return repr(value)
 
 
 def _make(path, ctx, **params):
@@ -80,211 +198,317 @@ def _make(path, ctx, **params):
     return cls(**{k: v for k, v in params.items() if k in accepted})
 
 
-def _params(est):
-    return _jsonable(est.get_params(deep=False))
+def _fit(path, ctx, **params):
+    return _make(path, ctx, **params).fit(ctx.X, ctx.y)
 
 
-def _prefixed(results, prefix, columns):
-    cols = [c for c in columns if c in results.columns]
-    out = results[["id_a", "id_b", *cols]].copy()
-    return out.rename(columns={c: f"{prefix}_{c}" for c in cols})
+def _plain(value):
+    """Parameters as JSON-friendly values (estimators by their repr)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
 
 
-def _n(n_pairs, ctx):
-    total = ctx.n_identities * (ctx.n_identities - 1) // 2
-    return total if n_pairs is None else min(int(n_pairs), total)
+def _entry(est, value, statistic, **extra):
+    """The summary entry of a fitted estimator: the fields every entry shares.
+
+    ``kind`` is the estimator's own ``guarantee_`` (point estimate or
+    certificate) and ``n_pairs`` the length of its ``results_``.
+    """
+    return {
+        "value": float(value),
+        "kind": est.guarantee_,
+        "statistic": statistic,
+        "n_pairs": len(est.results_),
+        "estimator": type(est).__name__,
+        "parameters": _plain(est.get_params(deep=False)),
+        **extra,
+    }
+
+
+def _sizes(**per_protocol):
+    return per_protocol
 
 
 # -- GaussMech -------------------------------------------------------------------
-def _run_gaussmech(ctx):
-    p = ctx.protocol
-    est = _make(
-        "skprivacy.auditors:GaussMechAuditor", ctx, n_pairs=p["gaussmech_pairs"]
+def _fit_gaussmech(ctx):
+    est = _fit(
+        "skprivacy.auditors:GaussMechAuditor",
+        ctx,
+        n_pairs=ctx.settings["gaussmech_pairs"],
     )
-    est.fit(ctx.X_input, ctx.y_input)
-    res = est.results_
-    summary = {
-        "value": float(est.score()),
-        "kind": est.guarantee_,
-        "statistic": "median over pairs of the per-pair GaussMech epsilon",
-        "max": float(res["epsilon"].max()),
-        "n_pairs": len(res),
-        "estimator": "GaussMechAuditor",
-        "parameters": _params(est),
+    return {"audit": est}
+
+
+def _summarize_gaussmech(fitted, ctx):
+    est = fitted["audit"]
+    return {
+        "gaussmech": _entry(
+            est,
+            est.score(),
+            "median over pairs of the per-pair GaussMech epsilon",
+            max=float(est.results_["epsilon"].max()),
+        )
     }
-    pairs = _prefixed(res, "gaussmech", ["epsilon", "delta_mean", "sigma"])
-    return MethodResult({"gaussmech": summary}, pairs, {"eps": res["epsilon"]})
+
+
+def _verdict_point(label):
+    def verdict(entries):
+        parts = [
+            f"{label} {_fmt(e['value'])}"
+            + (f" (max {_fmt(e['max'])})" if "max" in e else "")
+            for e in entries.values()
+        ]
+        return "point estimates", "; ".join(parts)
+
+    return verdict
 
 
 # -- KDE-LR ----------------------------------------------------------------------
-def _run_kdelr(ctx):
-    p = ctx.protocol
-    summaries, frames, eps = {}, [], {}
-    for alpha in p["kdelr_alphas"]:
-        est = _make(
+def _fit_kdelr(ctx):
+    return {
+        f"alpha={alpha:g}": _fit(
             "skprivacy.auditors:KDELRAuditor",
             ctx,
             alpha=alpha,
-            n_pairs=p["kdelr_pairs"],
+            n_pairs=ctx.settings["kdelr_pairs"],
         )
-        est.fit(ctx.X_input, ctx.y_input)
-        res = est.results_
-        key = f"kdelr_alpha={alpha:g}"
-        summaries[key] = {
-            "value": float(est.score()),
-            "kind": est.guarantee_,
-            "statistic": (
-                f"median over pairs of the composed KDE-LR epsilon (alpha={alpha:g})"
-            ),
-            "max": float(res["epsilon"].max()),
-            "n_pairs": len(res),
-            "estimator": "KDELRAuditor",
-            "parameters": _params(est),
-        }
-        frames.append(_prefixed(res, f"kdelr_a{alpha:g}", ["epsilon"]))
-        eps[key] = res["epsilon"]
-    pairs = frames[0]
-    for f in frames[1:]:
-        pairs = pairs.merge(f, on=["id_a", "id_b"], how="outer")
-    return MethodResult(summaries, pairs, {"eps": eps})
+        for alpha in ctx.settings["kdelr_alphas"]
+    }
+
+
+def _summarize_kdelr(fitted, ctx):
+    return {
+        f"kdelr_{key}": _entry(
+            est,
+            est.score(),
+            f"median over pairs of the composed KDE-LR epsilon ({key})",
+            max=float(est.results_["epsilon"].max()),
+        )
+        for key, est in fitted.items()
+    }
+
+
+def _kdelr_pair_frame(fitted):
+    frame = None
+    for key, est in fitted.items():
+        alpha = key.split("=", 1)[1]
+        part = est.results_[["id_a", "id_b", "epsilon"]].rename(
+            columns={"epsilon": f"kdelr_a{alpha}_epsilon"}
+        )
+        frame = (
+            part if frame is None else frame.merge(part, on=["id_a", "id_b"], how="outer")
+        )
+    return frame
 
 
 # -- MMD-TV ----------------------------------------------------------------------
-def _run_mmdtv(ctx):
-    p = ctx.protocol
-    confidence = p["confidence"]
-    est = _make("skprivacy.auditors:MMDTVAuditor", ctx, n_pairs=p["mmdtv_pairs"])
-    est.fit(ctx.X_input, ctx.y_input)
-    res = est.results_
-    params = _params(est)
-    # The certificate costs about 60% more per pair (a second kernel at the
-    # snapped bandwidth), so the exhaustive protocol certifies the paper's
-    # 500-pair prefix rather than every pair.
-    cert = _make(
-        "skprivacy.auditors:MMDTVAuditor",
-        ctx,
-        n_pairs=p["mmdtv_certified_pairs"],
-        confidence=confidence,
-    )
-    cert.fit(ctx.X_input, ctx.y_input)
-    cres = cert.results_
-    summary = {
-        "value": float(est.score()),
-        "kind": est.guarantee_,
-        "statistic": "maximum over pairs of the MMD-TV epsilon",
-        "median": float(res["epsilon"].median()),
-        "n_pairs": len(res),
-        "estimator": "MMDTVAuditor",
-        "parameters": params,
-    }
-    certified = {
-        "value": float(cert.score()),
-        "kind": cert.guarantee_,
-        "statistic": (
-            "largest certified MMD-TV epsilon lower bound over the pairs "
-            f"(Hoeffding bound on MMD, simultaneous at confidence {confidence:g})"
-        ),
-        "confidence": float(confidence),
-        "n_positive_certificates": int((cres["epsilon_lower"] > 0).sum()),
-        "n_pairs": len(cres),
-        "estimator": "MMDTVAuditor",
-        "parameters": _params(cert),
-        "certifies": (
-            "A certificate: a lower confidence bound on the MMD (Hoeffding, "
-            "simultaneous over pairs and bandwidths) mapped through the TV chain."
-        ),
-        "does_not_certify": (
-            "Very conservative at tens of samples per identity (often 0); at most "
-            "about 1.763 for an RBF kernel."
-        ),
-    }
-    pairs = _prefixed(res, "mmdtv", ["epsilon", "mmd", "mmd2_unbiased", "bandwidth"])
-    pairs = pairs.merge(
-        _prefixed(cres, "mmdtv", ["epsilon_lower", "mmd_lower"]),
-        on=["id_a", "id_b"],
-        how="left",
-    )
-    # Bandwidth sweep on a prefix of the same pairs: max epsilon per scale.
+def _fit_mmdtv(ctx):
+    from sklearn.utils import Bunch
+
     from skprivacy.auditors import mmd_bandwidth_sweep
 
+    s = ctx.settings
+    est = _fit("skprivacy.auditors:MMDTVAuditor", ctx, n_pairs=s["mmdtv_pairs"])
     sweep = mmd_bandwidth_sweep(
-        ctx.X_input,
-        ctx.y_input,
-        scales=p["bandwidth_scales"],
-        n_pairs=p["sweep_pairs"],
+        ctx.X,
+        ctx.y,
+        scales=s["bandwidth_scales"],
+        n_pairs=s["sweep_pairs"],
         n_jobs=ctx.n_jobs,
         random_state=ctx.random_state,
     )
-    summaries = {
-        "mmdtv": summary,
-        "mmdtv_certified": certified,
+    return {"audit": est, "sweep": Bunch(table=sweep, n_pairs=ctx.n_pairs("sweep_pairs"))}
+
+
+def _summarize_mmdtv(fitted, ctx):
+    est, sweep = fitted["audit"], fitted["sweep"]
+    scales = list(ctx.settings["bandwidth_scales"])
+    return {
+        "mmdtv": _entry(
+            est,
+            est.score(),
+            "maximum over pairs of the MMD-TV epsilon",
+            median=float(est.results_["epsilon"].median()),
+        ),
         "mmdtv_bandwidth_sweep": {
-            "value": float(sweep["max_epsilon"].max()),
+            "value": float(sweep.table["max_epsilon"].max()),
             "kind": "point estimate",
             "statistic": (
-                "largest MMD-TV epsilon over the bandwidth scales "
-                f"{list(p['bandwidth_scales'])} on {_n(p['sweep_pairs'], ctx)} pairs"
+                f"largest MMD-TV epsilon over the bandwidth scales {scales} on "
+                f"{sweep.n_pairs} pairs"
             ),
-            "per_scale": _jsonable(sweep.to_dict(orient="records")),
-            "n_pairs": _n(p["sweep_pairs"], ctx),
+            "n_pairs": sweep.n_pairs,
+            "per_scale": sweep.table.to_dict(orient="records"),
             "estimator": "mmd_bandwidth_sweep",
-            "parameters": {
-                "scales": list(p["bandwidth_scales"]),
-                "n_pairs": p["sweep_pairs"],
-                "random_state": ctx.random_state,
-            },
+            "parameters": {"scales": scales, "n_pairs": ctx.settings["sweep_pairs"]},
         },
     }
-    return MethodResult(
-        summaries,
-        pairs,
-        {"eps": res["epsilon"], "eps_lower": cres["epsilon_lower"], "sweep": sweep},
-    )
 
 
-# -- permutation tests and split-half controls ---------------------------------------
-def _control_subset(ctx, n_identities):
-    """Rows of a seeded choice of up to ``n_identities`` identities."""
-    if n_identities is None or n_identities >= ctx.n_identities:
-        return ctx.X, ctx.y
-    rng = np.random.default_rng(ctx.random_state)
-    chosen = rng.choice(ctx.n_identities, n_identities, replace=False)
-    mask = np.isin(ctx.codes, chosen)
-    return ctx.X[mask], ctx.y[mask]
+def _draw_sweep(fitted, ctx, figure):
+    from skprivacy.plotting import BandwidthSweepDisplay
+
+    BandwidthSweepDisplay.from_sweep(fitted["sweep"].table, ax=figure.subplots())
 
 
-def _run_permutation(ctx):
-    from skprivacy.auditors import split_half_controls
+# -- certificates: ceilings and what would lift them ----------------------------------
+def _mmd_ceiling(margin):
+    """Largest MMD-TV ε lower bound a pair with this MMD² margin can certify.
 
-    p = ctx.protocol
-    est = _make(
+    An RBF kernel has ``0 <= k <= 1``, so ``MMD² <= 2``; the certified value
+    is the TV chain applied to ``sqrt(max(2 - margin, 0))``.
+    """
+    from skprivacy.auditors._mmd import mmd_to_epsilon
+
+    return mmd_to_epsilon(np.sqrt(np.maximum(2.0 - np.asarray(margin), 0.0)))
+
+
+def _mmd_margin(k, n_pairs, confidence, n_grid):
+    return np.sqrt(8.0 * np.log(n_grid * n_pairs / (1.0 - confidence)) / k)
+
+
+def _mmd_rows_to_lift(n_pairs, confidence, n_grid, current):
+    """Rows per identity at which the MMD-TV ceiling doubles (or first exceeds 0)."""
+    target = max(2 * current, 1e-9) if current > 0 else 1e-9
+    for rows in range(4, 1_000_000, 2):
+        c = float(_mmd_ceiling(_mmd_margin(rows // 2, n_pairs, confidence, n_grid)))
+        if c >= target or c >= 0.95 * _mmd_ceiling(0.0):
+            return rows, c
+    return None, None  # pragma: no cover
+
+
+def _fit_mmdtv_certificate(ctx):
+    est = _fit(
         "skprivacy.auditors:MMDTVAuditor",
         ctx,
-        n_pairs=p["permutation_pairs"],
-        n_permutations=p["n_permutations"],
+        n_pairs=ctx.settings["mmdtv_certified_pairs"],
+        confidence=ctx.settings["confidence"],
     )
-    est.fit(ctx.X_input, ctx.y_input)
+    return {"audit": est}
+
+
+def _summarize_mmdtv_certificate(fitted, ctx):
+    from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+
+    est = fitted["audit"]
     res = est.results_
-    pvals = res["p_value"].to_numpy(dtype=float)
-    Xc, yc = _control_subset(ctx, p["control_identities"])
-    ctl = split_half_controls(est, Xc, yc, random_state=ctx.random_state)
-    controls = ctl.results
-    m = p["n_permutations"]
-    summaries = {
-        "mmd_permutation_test": {
-            "value": float(np.mean(pvals < 0.05)),
-            "kind": "hypothesis test",
-            "statistic": (
-                "share of audited pairs whose MMD permutation test rejects P_A = P_B "
-                "at level 0.05"
-            ),
-            "n_pairs": len(res),
-            "n_permutations": m,
-            "min_p_value": float(pvals.min()),
-            "smallest_possible_p_value": 1.0 / (m + 1),
-            "estimator": "MMDTVAuditor",
-            "parameters": _params(est),
-        },
+    ceilings = _mmd_ceiling(res["mmd2_margin"].to_numpy())
+    eps = res["epsilon_lower"].to_numpy()
+    ceiling = float(ceilings.max())
+    value = float(est.score())
+    n_grid = 1 if est.bandwidth != "median" else len(CERTIFICATE_BANDWIDTH_GRID)
+    rows, lifted = _mmd_rows_to_lift(len(res), est.confidence, n_grid, ceiling)
+    return {
+        "mmdtv_certificate": _entry(
+            est,
+            value,
+            "largest certified MMD-TV epsilon lower bound over the pairs (Hoeffding "
+            f"bound on MMD, simultaneous at confidence {est.confidence:g})",
+            confidence=float(est.confidence),
+            **_ceiling_fields(value, ceiling, eps, ceilings),
+            lift={"rows_per_identity": rows, "ceiling": lifted},
+        )
+    }
+
+
+def _ceiling_fields(value, ceiling, eps, ceilings):
+    at = np.isclose(eps, ceilings, rtol=1e-9, atol=1e-12) & (ceilings > 0)
+    return {
+        "ceiling": ceiling,
+        "at_ceiling": bool(ceiling > 0 and math.isclose(value, ceiling, rel_tol=1e-9)),
+        "n_at_ceiling": int(at.sum()),
+        "n_positive_certificates": int((eps > 0).sum()),
+    }
+
+
+def _mmdtv_certificate_skip(ctx):
+    from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+
+    counts = np.sort(ctx.counts)
+    n_pairs = ctx.n_pairs("mmdtv_certified_pairs")
+    n_grid = len(CERTIFICATE_BANDWIDTH_GRID)
+    conf = ctx.settings["confidence"]
+    best = float(_mmd_ceiling(_mmd_margin(counts[-2] // 2, n_pairs, conf, n_grid)))
+    if best > 0:
+        return None
+    rows, _ = _mmd_rows_to_lift(n_pairs, conf, n_grid, 0.0)
+    return (
+        f"its ceiling is 0 on these data: with at most {counts[-2]} rows per "
+        f"identity (second largest identity), the Hoeffding margin over {n_pairs} "
+        f"pairs at confidence {conf:g} exceeds the largest possible MMD², so no "
+        f"epsilon > 0 can be certified; it needs at least {rows} rows per identity"
+    )
+
+
+# -- permutation test, split-half controls -------------------------------------------
+def _fit_permutation(ctx):
+    est = _fit(
+        "skprivacy.auditors:MMDTVAuditor",
+        ctx,
+        n_pairs=ctx.settings["permutation_pairs"],
+        n_permutations=ctx.settings["n_permutations"],
+    )
+    return {"audit": est}
+
+
+def _summarize_permutation(fitted, ctx):
+    est = fitted["audit"]
+    pvals = est.results_["p_value"].to_numpy(dtype=float)
+    m = est.n_permutations
+    entry = _entry(
+        est,
+        np.mean(pvals < 0.05),
+        "share of audited pairs whose MMD permutation test rejects P_A = P_B at "
+        "level 0.05",
+        n_permutations=m,
+        n_rejected=int((pvals < 0.05).sum()),
+        min_p_value=float(pvals.min()),
+        smallest_possible_p_value=1.0 / (m + 1),
+    )
+    entry["kind"] = "hypothesis test"
+    return {"mmd_permutation_test": entry}
+
+
+def _verdict_permutation(entries):
+    e = entries["mmd_permutation_test"]
+    n, k = e["n_pairs"], e["n_rejected"]
+    if k == n:
+        text = f"every audited pair ({n}) is distinguished"
+    elif k == 0:
+        text = f"no audited pair of {n} is distinguished"
+    else:
+        text = f"{k} of {n} audited pairs are distinguished"
+    return "tests", f"MMD permutation test at level 0.05: {text}"
+
+
+def _fit_controls(ctx):
+    from skprivacy.auditors import split_half_controls
+
+    s = ctx.settings
+    template = _make(
+        "skprivacy.auditors:MMDTVAuditor", ctx, n_permutations=s["n_permutations"]
+    )
+    X, y = ctx.X, ctx.y
+    eligible = ctx.identities[ctx.counts >= 4]
+    n = s["control_identities"]
+    if n is not None and n < len(eligible):
+        rng = np.random.default_rng(ctx.random_state)
+        chosen = rng.choice(eligible, n, replace=False)
+        mask = np.isin(y, chosen)
+        X, y = X[mask], y[mask]
+    return {"controls": split_half_controls(template, X, y, random_state=ctx.random_state)}
+
+
+def _summarize_controls(fitted, ctx):
+    ctl = fitted["controls"]
+    return {
         "split_half_controls": {
             "value": float(ctl.rejection_rate),
             "kind": "control",
@@ -296,301 +520,671 @@ def _run_permutation(ctx):
             "n_rejected": int(ctl.n_rejected),
             "median_control_epsilon": float(ctl.epsilon_median),
             "max_control_epsilon": float(ctl.epsilon_max),
-            "estimator": "MMDTVAuditor via split_half_controls",
-            "certifies": (
-                "Calibration: both halves come from one identity, so a valid test "
-                "rejects about 5% of them."
-            ),
-            "does_not_certify": (
-                "A rate far above 0.05 means the permutation test (or the data, e.g. "
-                "duplicated images) is not behaving as assumed."
-            ),
-            "parameters": {"n_permutations": m},
-        },
+            "estimator": "split_half_controls",
+            "parameters": {"n_permutations": ctx.settings["n_permutations"]},
+        }
     }
-    pairs = _prefixed(res, "perm", ["p_value"])
-    return MethodResult(
-        summaries, pairs, {"p_values": pvals, "controls": controls, "m": m}
+
+
+def _controls_skip(ctx):
+    if (ctx.counts >= 4).any():
+        return None
+    return (
+        "a split-half control needs an identity with at least 4 rows (two halves "
+        f"of 2); the largest identity here has {int(ctx.counts.max())}"
+    )
+
+
+def _verdict_controls(entries):
+    e = entries["split_half_controls"]
+    return "calibration", (
+        f"split-half controls (same identity) rejected {e['n_rejected']} of "
+        f"{e['n_identities']} at 0.05"
+        + (
+            " — close to the nominal 5%, so the test behaves as assumed"
+            if e["value"] <= 0.15
+            else " — far above 5%: the test or the data (e.g. duplicated images) do "
+            "not behave as assumed"
+        )
+    )
+
+
+def _draw_permutation(fitted, ctx, figure):
+    from skprivacy.plotting import PermutationPValueDisplay
+
+    controls = ctx.fitted.get("controls", {}).get("controls")
+    PermutationPValueDisplay.from_estimator(
+        fitted["audit"], controls=controls, ax=figure.subplots()
     )
 
 
 # -- ROC-HT ----------------------------------------------------------------------
-def _run_rocht(ctx):
-    p = ctx.protocol
-    est = _make("skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=p["rocht_pairs"])
-    est.fit(ctx.X_input, ctx.y_input)
-    res = est.results_
-    eps = res["epsilon"].to_numpy(dtype=float)
-    summary = {
-        "value": float(est.score()),
-        "kind": est.guarantee_,
-        "statistic": "median over pairs of the ROC-HT (KOV) epsilon",
-        "max": float(np.max(eps)),
-        "mean_auc": float(res["auc"].mean()),
-        "n_infinite": int(np.isinf(eps).sum()),
-        "n_corner": int(res["corner"].sum()),
-        "n_pairs": len(res),
-        "estimator": "ROCHTAuditor",
-        "parameters": _params(est),
-    }
-    op_cols = [c for c in res.columns if c in {"fpr", "tpr", "threshold"}]
-    pairs = _prefixed(res, "rocht", ["epsilon", "auc", "tv", "corner", *op_cols])
-    roc = _most_separable_roc(ctx, est, res)
-    return MethodResult({"rocht": summary}, pairs, {"eps": res["epsilon"], "roc": roc})
-
-
-def _most_separable_roc(ctx, est, res):
-    """Out-of-fold ROC of the pair with the largest AUC, with its KOV point.
-
-    Recomputed with the auditor's own folds (rows of A then B in input order,
-    ``StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed_)``), so the
-    curve is the one behind that pair's row of ``results_``.
-    """
-    from sklearn.base import clone
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score, roc_curve
-    from sklearn.model_selection import StratifiedKFold
-
-    row = res.sort_values(["auc", "epsilon"], ascending=False).iloc[0]
-    rows_a = np.flatnonzero(ctx.y == row["id_a"])
-    rows_b = np.flatnonzero(ctx.y == row["id_b"])
-    Xp = ctx.X[np.r_[rows_a, rows_b]]
-    yp = np.r_[np.zeros(len(rows_a), int), np.ones(len(rows_b), int)]
-    clf = getattr(est, "classifier", None)
-    clf = (
-        LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000) if clf is None else clf
+def _fit_rocht(ctx):
+    est = _fit(
+        "skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=ctx.settings["rocht_pairs"]
     )
-    n_folds = int(row["n_folds"]) if "n_folds" in row else min(est.cv, *np.bincount(yp))
-    seed = getattr(est, "fold_seed_", ctx.random_state)
-    scores = np.empty(len(yp))
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-    for train, test in folds.split(Xp, yp):
-        fitted = clone(clf).fit(Xp[train], yp[train])
-        if hasattr(fitted, "predict_proba"):
-            scores[test] = fitted.predict_proba(Xp[test])[:, 1]
-        else:
-            scores[test] = fitted.decision_function(Xp[test])
-    fpr, tpr, _ = roc_curve(yp, scores)
+    return {"audit": est}
+
+
+def _summarize_rocht(fitted, ctx):
+    est = fitted["audit"]
+    eps = est.results_["epsilon"].to_numpy(dtype=float)
     return {
-        "id_a": row["id_a"],
-        "id_b": row["id_b"],
-        "fpr": fpr,
-        "tpr": tpr,
-        "auc": float(roc_auc_score(yp, scores)),
-        "auc_table": float(row["auc"]),
-        "kov_fpr": float(row.get("fpr", np.nan)),
-        "kov_tpr": float(row.get("tpr", np.nan)),
-        "kov_epsilon": float(row["epsilon"]),
-    }
-
-
-# -- certificates --------------------------------------------------------------------
-def _run_certificate(ctx):
-    p = ctx.protocol
-    est = _make(
-        "skprivacy.auditors:ROCHTCertifier", ctx, n_pairs=p["certificate_pairs"]
-    )
-    est.fit(ctx.X_input, ctx.y_input)
-    res = est.results_
-    summary = {
-        "value": float(est.score()),
-        "kind": est.guarantee_,
-        "statistic": (
-            "largest reserved-test ROC-HT certified epsilon lower bound over the "
-            f"pairs, simultaneous at confidence {est.confidence:g}"
-        ),
-        "confidence": float(est.confidence),
-        "n_certified": int(est.n_certified_),
-        "n_positive_certificates": int((res["epsilon"] > 0).sum()),
-        "ceiling": float(est.ceiling_),
-        "median": float(res["epsilon"].median()),
-        "n_pairs": len(res),
-        "estimator": "ROCHTCertifier",
-        "parameters": _params(est),
-    }
-    if est.ceiling_ <= 0:
-        summary["note"] = (
-            "the reserved test sets are too small to certify any epsilon > 0 at "
-            "this confidence and number of pairs"
+        "rocht": _entry(
+            est,
+            est.score(),
+            "median over pairs of the ROC-HT (KOV) epsilon",
+            max=float(est.epsilon_max_),
+            mean_auc=float(est.auc_mean_),
+            n_infinite=int(np.isinf(eps).sum()),
+            n_corner=int(est.n_corners_),
         )
-    pairs = _prefixed(
-        res, "cert", ["epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg", "train_auc"]
+    }
+
+
+def _verdict_rocht(entries):
+    e = entries["rocht"]
+    return "tests", (
+        f"ROC-HT classifiers separate the audited pairs with mean out-of-fold AUC "
+        f"{e['mean_auc']:.3f} over {e['n_pairs']} pairs"
+        + (f" ({e['n_corner']} perfectly)" if e["n_corner"] else "")
     )
-    return MethodResult({"rocht_certificate": summary}, pairs, {"eps": res["epsilon"]})
+
+
+def _draw_roc(fitted, ctx, figure):
+    from skprivacy.plotting import PairROCDisplay
+
+    # The auditor's own folds and classifier seed (pair_scores): the curve
+    # behind the most separable pair's row of results_.
+    PairROCDisplay.from_estimator(fitted["audit"], ctx.X, ctx.y, ax=figure.subplots())
+
+
+# -- ROC-HT reserved-test certificate ------------------------------------------------
+def _test_rows(counts, test_size):
+    """Reserved-test rows per identity (ROCHTCertifier's ``reserved_test_mask`` rule)."""
+    counts = np.asarray(counts)
+    return np.minimum(np.maximum(np.ceil(test_size * counts), 1), counts - 1).astype(int)
+
+
+def _cert_ceiling(counts_a, counts_b, test_size, confidence, n_pairs):
+    """Largest ceiling over pairs with these row counts, at this test size."""
+    from skprivacy.auditors import certifiable_epsilon_ceiling
+
+    n_neg = _test_rows(counts_a, test_size)
+    n_pos = _test_rows(counts_b, test_size)
+    if len(n_pos) == 0 or min(n_pos.max(), n_neg.max()) < 1:
+        return 0.0
+    ceilings = certifiable_epsilon_ceiling(
+        n_pos, n_neg, confidence=confidence, n_comparisons=n_pairs
+    )
+    return float(np.max(ceilings))
+
+
+def _cert_lift(est, ctx):
+    """The smallest larger test size that lifts the ceiling by at least 10%.
+
+    Evaluated on the certified pairs' row counts with the same rule, confidence
+    and number of pairs as the fitted certifier (at the fitted test size it
+    reproduces ``ceiling_``).
+    """
+    count = dict(zip(ctx.identities.tolist(), ctx.counts.tolist()))
+    a = [count[i] for i in est.results_["id_a"]]
+    b = [count[i] for i in est.results_["id_b"]]
+    current = float(est.ceiling_)
+    for candidate in (0.4, 0.5, 0.6, 0.7, 0.8):
+        if candidate <= est.test_size:
+            continue
+        c = _cert_ceiling(a, b, candidate, est.confidence, est.n_certified_)
+        if c > max(1.1 * current, current + 1e-9):
+            return {"test_size": candidate, "ceiling": c}
+    return {"test_size": None, "ceiling": None}
+
+
+def _fit_certificate(ctx):
+    s = ctx.settings
+    est = _fit(
+        "skprivacy.auditors:ROCHTCertifier",
+        ctx,
+        n_pairs=s["certificate_pairs"],
+        confidence=s["confidence"],
+        test_size=s["test_size"],
+    )
+    return {"audit": est}
+
+
+def _summarize_certificate(fitted, ctx):
+    est = fitted["audit"]
+    res = est.results_
+    value = float(est.score())
+    return {
+        "rocht_certificate": _entry(
+            est,
+            value,
+            "largest reserved-test ROC-HT certified epsilon lower bound over the "
+            f"pairs, simultaneous at confidence {est.confidence:g}",
+            confidence=float(est.confidence),
+            test_size=float(est.test_size),
+            median=float(res["epsilon"].median()),
+            **_ceiling_fields(
+                value,
+                float(est.ceiling_),
+                res["epsilon"].to_numpy(),
+                res["ceiling"].to_numpy(),
+            ),
+            lift=_cert_lift(est, ctx),
+        )
+    }
+
+
+def _certificate_skip(ctx):
+    s = ctx.settings
+    n_pairs = ctx.n_pairs("certificate_pairs")
+    # The two largest identities give the best ceiling any pair can have.
+    top = np.sort(ctx.counts)[-2:]
+    if _cert_ceiling(top[:1], top[1:], s["test_size"], s["confidence"], n_pairs) > 0:
+        return None
+    rows = int(_test_rows(top[:1], s["test_size"])[0])
+    need = next(
+        n
+        for n in range(1, 10_000)
+        if _cert_ceiling([n + 1], [n + 1], n / (n + 1), s["confidence"], n_pairs) > 0
+    )
+    return (
+        f"its ceiling is 0 on these data: test_size {s['test_size']:g} reserves at "
+        f"most {rows} row(s) per identity, too few to certify any epsilon > 0 at "
+        f"confidence {s['confidence']:g} over {n_pairs} pairs; it needs at least "
+        f"{need} reserved rows per identity (about {math.ceil(need / s['test_size'])} "
+        "rows per identity at this test size)"
+    )
+
+
+def _verdict_certificate(title):
+    def verdict(entries):
+        (e,) = entries.values()
+        conf = f"{100 * e['confidence']:g}%"
+        if e["value"] > 0:
+            text = f"{title}: certified epsilon >= {_fmt(e['value'])} at {conf}"
+            if e["at_ceiling"]:
+                text += " (the ceiling this test size allows"
+                lift = e.get("lift") or {}
+                if lift.get("test_size"):
+                    text += (
+                        f"; test_size {lift['test_size']:g} would lift it to "
+                        f"{_fmt(lift['ceiling'])}"
+                    )
+                elif lift.get("rows_per_identity"):
+                    text += (
+                        f"; {lift['rows_per_identity']} rows per identity would lift "
+                        f"it to {_fmt(lift['ceiling'])}"
+                    )
+                text += ")"
+            else:
+                text += f" (ceiling {_fmt(e['ceiling'])})"
+        else:
+            text = (
+                f"{title}: nothing certified at {conf} (ceiling {_fmt(e['ceiling'])}); "
+                "0 means not certifiable with these sample sizes, not private"
+            )
+        return "certificates", text
+
+    return verdict
 
 
 # -- residual Gaussianity ----------------------------------------------------------
-def _run_gaussianity(ctx):
+def _fit_gaussianity(ctx):
     from skprivacy.auditors import residual_gaussianity
 
-    diag = residual_gaussianity(ctx.X_input, ctx.y_input, random_state=ctx.random_state)
-    res = diag.results
-    pvals = res["p_value"].to_numpy()
-    order = np.argsort(pvals, kind="stable")
-    k = ctx.protocol["gaussianity_dims"]
-    # The least, a median and the most Gaussian dimension.
-    picks = [order[0], order[len(order) // 2], order[-1]]
-    dims = list(dict.fromkeys(int(res["dimension"].iloc[i]) for i in picks))[:k]
-    summary = {
-        "value": int(diag.n_rejected),
-        "kind": "diagnostic",
-        "statistic": (
-            "number of embedding dimensions whose pooled within-identity residuals "
-            f"fail Shapiro-Wilk at p < {diag.threshold:g}"
-        ),
-        "n_dimensions": int(diag.n_dimensions),
-        "n_residuals": int(diag.n_residuals),
-        "median_p_value": float(np.median(pvals)),
-        "estimator": "residual_gaussianity",
-        "parameters": {"threshold": diag.threshold, "random_state": ctx.random_state},
+    return {"diagnostic": residual_gaussianity(ctx.X, ctx.y, random_state=ctx.random_state)}
+
+
+def _summarize_gaussianity(fitted, ctx):
+    diag = fitted["diagnostic"]
+    pvals = diag.results["p_value"].to_numpy()
+    return {
+        "residual_gaussianity": {
+            "value": int(diag.n_rejected),
+            "kind": "diagnostic",
+            "statistic": (
+                "number of embedding dimensions whose pooled within-identity "
+                f"residuals fail Shapiro-Wilk at p < {diag.threshold:g}"
+            ),
+            "n_dimensions": int(diag.n_dimensions),
+            "n_residuals": int(diag.n_residuals),
+            "median_p_value": float(np.median(pvals)),
+            "estimator": "residual_gaussianity",
+            "parameters": {"threshold": diag.threshold},
+        }
     }
-    qq = {d: (diag.qq["theoretical"].to_numpy(), diag.qq[d].to_numpy()) for d in dims}
-    p_by_dim = dict(zip(res["dimension"].astype(int), pvals))
-    return MethodResult(
-        {"residual_gaussianity": summary}, None, {"p_values": p_by_dim, "qq": qq}
+
+
+def _draw_qq(fitted, ctx, figure):
+    from skprivacy.plotting import ResidualQQDisplay
+
+    # The least, a median and the most Gaussian dimension (the display's default).
+    p = fitted["diagnostic"].results["p_value"].to_numpy()
+    order = np.argsort(p, kind="stable")
+    n_panels = len({int(order[0]), int(order[len(order) // 2]), int(order[-1])})
+    axes = np.atleast_1d(figure.subplots(1, n_panels))
+    ResidualQQDisplay.from_diagnostic(fitted["diagnostic"], ax=list(axes))
+    figure.suptitle("Q-Q of pooled within-identity residuals", fontsize=10)
+
+
+# -- classifier witness ratio ------------------------------------------------------
+def _fit_witness(ctx):
+    from sklearn.utils import Bunch
+
+    roc = next(iter(ctx.fitted[_ROC].values())).results_
+    mmd = next(iter(ctx.fitted[_MMD].values())).results_
+    both = roc[["id_a", "id_b", "tv"]].merge(
+        mmd[["id_a", "id_b", "mmd"]], on=["id_a", "id_b"]
     )
+    half = both["mmd"] / 2
+    both["ratio"] = both["tv"] / half.where(half > 0)
+    return {"ratio": Bunch(results_=both)}
 
 
-def _w_pairs(key, cost):
-    def weight(ctx):
-        return cost * _n(ctx.protocol[key], ctx) + 0.5
-
-    return weight
-
-
-_SPECS = {
-    spec.name: spec
-    for spec in [
-        MethodSpec(
-            name="gaussmech",
-            title="GaussMech",
-            requires=("skprivacy.auditors:GaussMechAuditor",),
-            run=_run_gaussmech,
-            weight=_w_pairs("gaussmech_pairs", 0.0005),
-            certifies=(
-                "Nothing: it is the epsilon a Gaussian mechanism would need to hide "
-                "the gap between two identities' mean embeddings, at delta."
+def _summarize_witness(fitted, ctx):
+    ratio = fitted["ratio"].results_["ratio"].dropna()
+    if ratio.empty:
+        return {}
+    return {
+        "classifier_witness": {
+            "value": float(ratio.median()),
+            "kind": "diagnostic",
+            "statistic": (
+                "median over pairs audited by both ROC-HT and MMD-TV of the "
+                "classifier TV witness divided by MMD/2"
             ),
-            does_not_certify=(
-                "Not a differential-privacy guarantee or a lower bound; it assumes "
-                "Gaussian, isotropic residuals (see the residual diagnostic)."
+            "max": float(ratio.max()),
+            "n_pairs": int(ratio.size),
+            "estimator": "ROCHTAuditor and MMDTVAuditor",
+            "parameters": {},
+        }
+    }
+
+
+# -- formatting shared by the verdict sentences -----------------------------------------
+def _fmt(v):
+    if v is None:
+        return "n/a"
+    v = float(v)
+    if math.isinf(v):
+        return "infinite"
+    if math.isnan(v):
+        return "n/a"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+def _pairs_cost(key, per_pair, fixed=0.5):
+    def cost(n_identities, settings):
+        return per_pair * _n_pairs(settings[key], n_identities) + fixed
+
+    return cost
+
+
+_ROC = "rocht"
+_MMD = "mmdtv"
+
+_RBF_CEILING_TEXT = "at most about 1.763 for an RBF kernel"
+
+#: Every report method, in run order (cheap point estimates first, certificates
+#: after, derived diagnostics last).
+_DECLARATIONS = (
+    Method(
+        name="gaussmech",
+        title="GaussMech",
+        requires=("skprivacy.auditors:GaussMechAuditor",),
+        sizes=_sizes(
+            quick={"gaussmech_pairs": 100},
+            paper={"gaussmech_pairs": 500},
+            exhaustive={"gaussmech_pairs": None},
+        ),
+        fit=_fit_gaussmech,
+        summarize=_summarize_gaussmech,
+        pair_columns={
+            "audit": {
+                "epsilon": "gaussmech_epsilon",
+                "delta_mean": "gaussmech_delta_mean",
+                "sigma": "gaussmech_sigma",
+            }
+        },
+        epsilon_columns={"gaussmech_epsilon": "GaussMech"},
+        eps_rank=2,
+        cost=_pairs_cost("gaussmech_pairs", 0.0005),
+        verdict=_verdict_point("median GaussMech epsilon"),
+        says=(
+            "Nothing: it is the epsilon a Gaussian mechanism would need to hide "
+            "the gap between two identities' mean embeddings, at delta."
+        ),
+        does_not_say=(
+            "Not a differential-privacy guarantee or a lower bound; it assumes "
+            "Gaussian, isotropic residuals (see the residual diagnostic)."
+        ),
+    ),
+    Method(
+        name="kdelr",
+        title="KDE-LR",
+        requires=("skprivacy.auditors:KDELRAuditor",),
+        sizes=_sizes(
+            quick={"kdelr_pairs": 20, "kdelr_alphas": (0.0, 1e-2)},
+            paper={"kdelr_pairs": 100, "kdelr_alphas": (0.0, 1e-2)},
+            exhaustive={"kdelr_pairs": 100, "kdelr_alphas": (0.0, 1e-2)},
+        ),
+        fit=_fit_kdelr,
+        summarize=_summarize_kdelr,
+        frame=_kdelr_pair_frame,
+        epsilon_columns={
+            "kdelr_a0_epsilon": "KDE-LR alpha=0",
+            "kdelr_a0.01_epsilon": "KDE-LR alpha=0.01",
+        },
+        eps_rank=3,
+        cost=_pairs_cost("kdelr_pairs", 0.05),
+        says=(
+            "Nothing: a plug-in estimate of the worst-case per-dimension log "
+            "density ratio, composed over dimensions."
+        ),
+        does_not_say=(
+            "Not a bound: it grows with the dimension by composition and depends "
+            "on the bandwidth and on the floor/alpha smoothing."
+        ),
+    ),
+    Method(
+        name="mmdtv",
+        title="MMD-TV",
+        requires=("skprivacy.auditors:MMDTVAuditor",),
+        sizes=_sizes(
+            quick={
+                "mmdtv_pairs": 100,
+                "sweep_pairs": 50,
+                "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
+            },
+            paper={
+                "mmdtv_pairs": 500,
+                "sweep_pairs": 500,
+                "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
+            },
+            exhaustive={
+                "mmdtv_pairs": None,
+                "sweep_pairs": 500,
+                "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
+            },
+        ),
+        fit=_fit_mmdtv,
+        summarize=_summarize_mmdtv,
+        pair_columns={
+            "audit": {
+                "epsilon": "mmdtv_epsilon",
+                "mmd": "mmdtv_mmd",
+                "mmd2_unbiased": "mmdtv_mmd2_unbiased",
+                "bandwidth": "mmdtv_bandwidth",
+            }
+        },
+        epsilon_columns={"mmdtv_epsilon": "MMD-TV"},
+        eps_rank=1,
+        plots=(
+            Plot(
+                "sweep",
+                "MMD-TV epsilon as the RBF bandwidth is scaled around the median "
+                "heuristic (dotted: the RBF ceiling).",
+                _draw_sweep,
+                (4.8, 3.4),
             ),
         ),
-        MethodSpec(
-            name="kdelr",
-            title="KDE-LR",
-            requires=("skprivacy.auditors:KDELRAuditor",),
-            run=_run_kdelr,
-            weight=_w_pairs("kdelr_pairs", 0.05),
-            certifies=(
-                "Nothing: a plug-in estimate of the worst-case per-dimension log "
-                "density ratio, composed over dimensions."
-            ),
-            does_not_certify=(
-                "Not a bound: it grows with the dimension by composition and depends "
-                "on the bandwidth and on the floor/alpha smoothing."
+        cost=lambda n, s: (
+            0.003 * _n_pairs(s["mmdtv_pairs"], n)
+            + 0.001 * _n_pairs(s["sweep_pairs"], n)
+            + 0.5
+        ),
+        says=(
+            "Nothing by itself: the epsilon implied by the plug-in MMD through "
+            "MMD <= 2 TV and TV <= tanh(epsilon/2)."
+        ),
+        does_not_say=(
+            "Not a certificate (no confidence level); it can never exceed "
+            f"{_RBF_CEILING_TEXT}, however separable the identities are."
+        ),
+    ),
+    Method(
+        name="mmdtv_certificate",
+        kind="certificate",
+        title="MMD-TV certificate",
+        requires=("skprivacy.auditors:MMDTVAuditor",),
+        sizes=_sizes(
+            quick={"mmdtv_certified_pairs": 100},
+            paper={"mmdtv_certified_pairs": 500},
+            # About 60% more per pair than the point estimate (a second kernel
+            # at the snapped bandwidth): the paper's prefix, not every pair.
+            exhaustive={"mmdtv_certified_pairs": 500},
+        ),
+        fit=_fit_mmdtv_certificate,
+        summarize=_summarize_mmdtv_certificate,
+        pair_columns={
+            "audit": {
+                "epsilon_lower": "mmdtv_epsilon_lower",
+                "mmd_lower": "mmdtv_mmd_lower",
+            }
+        },
+        epsilon_columns={"mmdtv_epsilon_lower": "MMD-TV certificate"},
+        eps_rank=11,
+        skip_reason=_mmdtv_certificate_skip,
+        cost=_pairs_cost("mmdtv_certified_pairs", 0.005),
+        verdict=_verdict_certificate("MMD-TV"),
+        says=(
+            "A certificate: a lower confidence bound on the MMD (Hoeffding, "
+            "simultaneous over pairs and bandwidths) mapped through the TV chain."
+        ),
+        does_not_say=(
+            "Very conservative at tens of samples per identity (often 0); "
+            f"{_RBF_CEILING_TEXT}."
+        ),
+    ),
+    Method(
+        name="permutation",
+        kind="hypothesis test",
+        title="MMD permutation test",
+        requires=("skprivacy.auditors:MMDTVAuditor",),
+        sizes=_sizes(
+            quick={"permutation_pairs": 20, "n_permutations": 1000},
+            paper={"permutation_pairs": 100, "n_permutations": 10_000},
+            exhaustive={"permutation_pairs": 100, "n_permutations": 10_000},
+        ),
+        fit=_fit_permutation,
+        summarize=_summarize_permutation,
+        pair_columns={"audit": {"p_value": "perm_p_value"}},
+        plots=(
+            Plot(
+                "permutation",
+                "Permutation p-values for identity pairs and for same-identity "
+                "split-half controls (controls should look uniform).",
+                _draw_permutation,
+                (5.6, 3.4),
             ),
         ),
-        MethodSpec(
-            name="mmdtv",
-            title="MMD-TV",
-            requires=("skprivacy.auditors:MMDTVAuditor",),
-            run=_run_mmdtv,
-            weight=lambda ctx: (
-                0.003 * _n(ctx.protocol["mmdtv_pairs"], ctx)
-                + 0.005 * _n(ctx.protocol["mmdtv_certified_pairs"], ctx)
-                + 0.001 * _n(ctx.protocol["sweep_pairs"], ctx)
-                + 0.5
-            ),
-            certifies=(
-                "Nothing by itself: the epsilon implied by the plug-in MMD through "
-                "MMD <= 2 TV and TV <= tanh(epsilon/2)."
-            ),
-            does_not_certify=(
-                "Not a certificate (no confidence level); it can never exceed about "
-                "1.763 for an RBF kernel, however separable the identities are."
+        cost=lambda n, s: 2e-6 * s["n_permutations"] * _n_pairs(
+            s["permutation_pairs"], n
+        )
+        + 0.5,
+        verdict=_verdict_permutation,
+        says=(
+            "A rejection at level 0.05 says the two identities' embedding "
+            "distributions differ (exact permutation p-value, (b+1)/(m+1))."
+        ),
+        does_not_say=(
+            "Says nothing about how large epsilon is; rejection rates are not "
+            "corrected for the number of pairs tested."
+        ),
+    ),
+    Method(
+        name="controls",
+        kind="control",
+        title="Split-half controls",
+        requires=("skprivacy.auditors:split_half_controls",),
+        sizes=_sizes(
+            quick={"control_identities": 10},
+            paper={"control_identities": 100},
+            exhaustive={"control_identities": 100},
+        ),
+        fit=_fit_controls,
+        summarize=_summarize_controls,
+        skip_reason=_controls_skip,
+        cost=lambda n, s: 2e-6 * s["n_permutations"] * min(
+            n, s["control_identities"] or n
+        )
+        + 0.5,
+        verdict=_verdict_controls,
+        says=(
+            "Calibration: both halves come from one identity, so a valid test "
+            "rejects about 5% of them."
+        ),
+        does_not_say=(
+            "A rate far above 0.05 means the permutation test (or the data, e.g. "
+            "duplicated images) is not behaving as assumed."
+        ),
+    ),
+    Method(
+        name="rocht",
+        title="ROC-HT",
+        requires=("skprivacy.auditors:ROCHTAuditor",),
+        sizes=_sizes(
+            quick={"rocht_pairs": 30},
+            paper={"rocht_pairs": 200},
+            exhaustive={"rocht_pairs": 200},
+        ),
+        fit=_fit_rocht,
+        summarize=_summarize_rocht,
+        pair_columns={
+            "audit": {
+                "epsilon": "rocht_epsilon",
+                "auc": "rocht_auc",
+                "tv": "rocht_tv",
+                "corner": "rocht_corner",
+                "fpr": "rocht_fpr",
+                "tpr": "rocht_tpr",
+                "threshold": "rocht_threshold",
+            }
+        },
+        epsilon_columns={"rocht_epsilon": "ROC-HT"},
+        eps_rank=0,
+        plots=(
+            Plot(
+                "roc",
+                "Out-of-fold ROC of the most separable pair (largest AUC) and the "
+                "operating point that attains its KOV bound (the auditor's own "
+                "folds).",
+                _draw_roc,
+                (4.4, 4.2),
             ),
         ),
-        MethodSpec(
-            name="permutation",
-            title="MMD permutation test and split-half controls",
-            requires=("skprivacy.auditors:MMDTVAuditor",),
-            run=_run_permutation,
-            weight=lambda ctx: (
-                0.0002
-                * ctx.protocol["n_permutations"]
-                / 100
-                * (
-                    _n(ctx.protocol["permutation_pairs"], ctx)
-                    + ctx.protocol["control_identities"]
+        cost=_pairs_cost("rocht_pairs", 0.05),
+        verdict=_verdict_rocht,
+        says=(
+            "Nothing by itself: the KOV hypothesis-testing bound evaluated at the "
+            "out-of-fold ROC points, without a confidence correction."
+        ),
+        does_not_say=(
+            "A point estimate (maximised over thresholds after seeing the data); "
+            "an exact ROC corner gives infinity. See the reserved-test certificate."
+        ),
+    ),
+    Method(
+        name="certificate",
+        kind="certificate",
+        title="ROC-HT reserved-test certificate",
+        requires=("skprivacy.auditors:ROCHTCertifier",),
+        sizes=_sizes(
+            quick={"certificate_pairs": 30},
+            paper={"certificate_pairs": 200},
+            exhaustive={"certificate_pairs": 200},
+        ),
+        fit=_fit_certificate,
+        summarize=_summarize_certificate,
+        pair_columns={
+            "audit": {
+                c: f"cert_{c}"
+                for c in (
+                    "epsilon",
+                    "ceiling",
+                    "tp",
+                    "n_pos",
+                    "fp",
+                    "n_neg",
+                    "train_auc",
                 )
-                + 1
-            ),
-            certifies=(
-                "A rejection at level 0.05 says the two identities' embedding "
-                "distributions differ (exact permutation p-value, (b+1)/(m+1))."
-            ),
-            does_not_certify=(
-                "Says nothing about how large epsilon is; rejection rates are not "
-                "corrected for the number of pairs tested."
+            }
+        },
+        epsilon_columns={"cert_epsilon": "ROC-HT certificate"},
+        eps_rank=10,
+        skip_reason=_certificate_skip,
+        cost=_pairs_cost("certificate_pairs", 0.04),
+        verdict=_verdict_certificate("ROC-HT"),
+        says=(
+            "A certificate: if the embeddings came from an epsilon-DP mechanism, "
+            "the chance that any certified value exceeds epsilon is at most "
+            "1 - confidence, simultaneously over the certified pairs "
+            "(threshold fixed on training rows, Clopper-Pearson on reserved rows)."
+        ),
+        does_not_say=(
+            "A lower bound only: 0 means 'not certifiable with this test size', "
+            "not 'private'; it cannot exceed the ceiling of the test size."
+        ),
+    ),
+    Method(
+        name="gaussianity",
+        kind="diagnostic",
+        title="Residual Gaussianity",
+        requires=("skprivacy.auditors:residual_gaussianity",),
+        sizes=_sizes(quick={}, paper={}, exhaustive={}),
+        fit=_fit_gaussianity,
+        summarize=_summarize_gaussianity,
+        plots=(
+            Plot(
+                "qq",
+                "Residual Q-Q plots for the least, a median and the most Gaussian "
+                "dimension.",
+                _draw_qq,
+                (7.8, 2.8),
             ),
         ),
-        MethodSpec(
-            name="rocht",
-            title="ROC-HT",
-            requires=("skprivacy.auditors:ROCHTAuditor",),
-            run=_run_rocht,
-            weight=_w_pairs("rocht_pairs", 0.05),
-            certifies=(
-                "Nothing by itself: the KOV hypothesis-testing bound evaluated at the "
-                "out-of-fold ROC points, without a confidence correction."
-            ),
-            does_not_certify=(
-                "A point estimate (maximised over thresholds after seeing the data); "
-                "an exact ROC corner gives infinity. See the reserved-test certificate."
-            ),
+        says=(
+            "Which embedding dimensions have clearly non-Gaussian within-identity "
+            "residuals (the GaussMech model's assumption)."
         ),
-        MethodSpec(
-            name="certificate",
-            title="ROC-HT reserved-test certificate",
-            requires=("skprivacy.auditors:ROCHTCertifier",),
-            run=_run_certificate,
-            weight=_w_pairs("certificate_pairs", 0.04),
-            certifies=(
-                "A certificate: if the embeddings came from an epsilon-DP mechanism, "
-                "the chance that any certified value exceeds epsilon is at most "
-                "1 - confidence, simultaneously over the certified pairs "
-                "(threshold fixed on training rows, Clopper-Pearson on reserved rows)."
-            ),
-            does_not_certify=(
-                "A lower bound only: 0 means 'not certifiable with this test size', "
-                "not 'private'; it cannot exceed the reported ceiling of the test size."
-            ),
+        does_not_say=(
+            "Passing the test does not make GaussMech a guarantee; failing it "
+            "means GaussMech's model is wrong for those dimensions."
         ),
-        MethodSpec(
-            name="gaussianity",
-            title="Residual Gaussianity",
-            requires=("skprivacy.auditors:residual_gaussianity",),
-            run=_run_gaussianity,
-            weight=lambda ctx: 0.5,
-            certifies=(
-                "Which embedding dimensions have clearly non-Gaussian within-identity "
-                "residuals (the GaussMech model's assumption)."
-            ),
-            does_not_certify=(
-                "Passing the test does not make GaussMech a guarantee; failing it "
-                "means GaussMech's model is wrong for those dimensions."
-            ),
+    ),
+    Method(
+        name="witness",
+        kind="diagnostic",
+        title="Classifier witness ratio",
+        requires=(
+            "skprivacy.auditors:ROCHTAuditor",
+            "skprivacy.auditors:MMDTVAuditor",
         ),
-    ]
-}
+        sizes=_sizes(quick={}, paper={}, exhaustive={}),
+        fit=_fit_witness,
+        summarize=_summarize_witness,
+        pair_columns={"ratio": {"ratio": "witness_ratio"}},
+        needs=(_ROC, _MMD),
+        says=(
+            "Nothing: it compares two point estimates of the total variation "
+            "distance between the identities' embedding distributions."
+        ),
+        does_not_say=(
+            "Not a bound; a ratio far above 1 says the kernel (MMD) chain is loose "
+            "for these embeddings, not that either number is wrong."
+        ),
+    ),
+)
 
-
-# Run order = METHOD_NAMES (cheap point estimates first, certificates after).
-METHODS = {name: _SPECS[name] for name in METHOD_NAMES}
-assert set(METHODS) == set(_SPECS), "METHOD_NAMES and the registry disagree"
+#: Registered methods by name, in run order.
+METHODS = {m.name: m for m in _DECLARATIONS}
+#: Registered method names, in run order.
+METHOD_NAMES = tuple(METHODS)
 
 
 def available_methods():
     """Names of the registered methods whose estimators can be imported."""
-    return [name for name, spec in METHODS.items() if not spec.missing()]
+    return [name for name, m in METHODS.items() if not m.missing()]
+

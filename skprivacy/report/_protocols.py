@@ -1,74 +1,34 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Named audit protocols: how many pairs and permutations each method gets."""
+"""Named audit protocols, assembled from the method registry.
 
-__all__ = ["METHOD_NAMES", "PROTOCOLS"]
+Each method declares the pair and permutation counts it reads under each
+protocol; a protocol is their union plus the settings every certificate
+shares. ``None`` for a pair count means every pair. Every method uses a prefix
+of the same seeded pair ordering, so methods compare the same pairs.
+"""
 
-#: Registered method names, in run order (kept here, import-light, for the CLI
-#: parser; ``skprivacy.report._methods.METHODS`` holds their implementations).
-METHOD_NAMES = (
-    "gaussmech",
-    "kdelr",
-    "mmdtv",
-    "permutation",
-    "rocht",
-    "certificate",
-    "gaussianity",
-)
+from skprivacy.report._methods import METHODS
 
-#: ``None`` for a pair count means every pair (exhaustive). Every method uses a
-#: prefix of the same seeded pair ordering, so methods compare the same pairs.
-PROTOCOLS = {
-    # A first look on the bundled data in well under 30 s on 2 cores.
-    "quick": {
-        "gaussmech_pairs": 100,
-        "mmdtv_pairs": 100,
-        "mmdtv_certified_pairs": 100,
-        "confidence": 0.95,
-        "kdelr_pairs": 20,
-        "kdelr_alphas": (0.0, 1e-2),
-        "rocht_pairs": 30,
-        "certificate_pairs": 30,
-        "permutation_pairs": 20,
-        "n_permutations": 1000,
-        "control_identities": 10,
-        "sweep_pairs": 50,
-        "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
-        "gaussianity_dims": 4,
-    },
-    # Paper 000's protocol.
-    "paper": {
-        "gaussmech_pairs": 500,
-        "mmdtv_pairs": 500,
-        "mmdtv_certified_pairs": 500,
-        "confidence": 0.95,
-        "kdelr_pairs": 100,
-        "kdelr_alphas": (0.0, 1e-2),
-        "rocht_pairs": 200,
-        "certificate_pairs": 200,
-        "permutation_pairs": 100,
-        "n_permutations": 10_000,
-        "control_identities": 100,
-        "sweep_pairs": 500,
-        "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
-        "gaussianity_dims": 4,
-    },
-    # Every pair for the methods with an exhaustive engine (GaussMech, MMD-TV);
-    # the per-pair-classifier and permutation methods keep the paper's sizes.
-    "exhaustive": {
-        "gaussmech_pairs": None,
-        "mmdtv_pairs": None,
-        "mmdtv_certified_pairs": 500,
-        "confidence": 0.95,
-        "kdelr_pairs": 100,
-        "kdelr_alphas": (0.0, 1e-2),
-        "rocht_pairs": 200,
-        "certificate_pairs": 200,
-        "permutation_pairs": 100,
-        "n_permutations": 10_000,
-        "control_identities": 100,
-        "sweep_pairs": 500,
-        "bandwidth_scales": (0.5, 0.75, 1.0, 1.5, 2.0),
-        "gaussianity_dims": 4,
-    },
+__all__ = ["PROTOCOLS", "PROTOCOL_HELP", "SHARED_SETTINGS"]
+
+#: Settings every certificate shares (CLI ``--confidence`` and ``--test-size``).
+SHARED_SETTINGS = {"confidence": 0.95, "test_size": 0.3}
+
+#: One line per protocol (CLI help, user guide).
+PROTOCOL_HELP = {
+    "quick": "a first look: well under 30 s on the bundled data on 2 cores",
+    "paper": "paper 000's pair and permutation counts",
+    "exhaustive": "every pair for the methods with an exhaustive engine",
 }
+
+
+def _assemble(name):
+    settings = dict(SHARED_SETTINGS)
+    for method in METHODS.values():
+        settings.update(method.sizes[name])
+    return settings
+
+
+#: Protocol name -> settings (pair counts per method, permutations, confidence).
+PROTOCOLS = {name: _assemble(name) for name in PROTOCOL_HELP}
