@@ -15,7 +15,7 @@ import pytest
 from skprivacy.cli import main
 from skprivacy.cli._progress import Progress
 from skprivacy.datasets import make_identity_embeddings, read_embeddings
-from skprivacy.report._methods import available_methods
+from skprivacy.report import available_methods
 
 OUTPUTS = {"report.html", "summary.json", "pairs.csv", "provenance.json"}
 
@@ -75,7 +75,10 @@ def test_console_script_subprocess(csv_file, tmp_path):
     assert {p.name for p in out.iterdir()} == OUTPUTS
     # Not a terminal: periodic plain lines with percentages, no carriage returns.
     assert "%" in proc.stderr and "\r" not in proc.stderr
-    assert proc.stdout == ""
+    # The result on stdout: the verdict, ending with the report's path.
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == f"report: {out / 'report.html'}"
+    assert "epsilon" in proc.stdout
     quiet = _cli(
         "audit",
         csv_file,
@@ -88,7 +91,7 @@ def test_console_script_subprocess(csv_file, tmp_path):
         "--force",
         "--quiet",
     )
-    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""
 
 
 def test_report_is_self_contained(audit_dir):
@@ -101,7 +104,7 @@ def test_report_is_self_contained(audit_dir):
 
 
 def _summary(audit_dir):
-    return json.loads((audit_dir / "summary.json").read_text())
+    return json.loads((audit_dir / "summary.json").read_text())["results"]
 
 
 def test_summary_equals_estimators(audit_dir, csv_file):
@@ -118,7 +121,9 @@ def test_summary_equals_estimators(audit_dir, csv_file):
 
         est = GaussMechAuditor(n_pairs=p["gaussmech_pairs"], random_state=0)
         with pytest.warns(UserWarning):
-            assert float(summary["gaussmech"]["value"]) == est.fit(X, ids).score()
+            assert summary["gaussmech"]["value"] == pytest.approx(
+                est.fit(X, ids).score(), rel=1e-9
+            )
         assert summary["gaussmech"]["kind"] == "point estimate"
         checked += 1
     if "mmdtv" in methods:
@@ -126,16 +131,17 @@ def test_summary_equals_estimators(audit_dir, csv_file):
 
         est = MMDTVAuditor(n_pairs=p["mmdtv_pairs"], random_state=0)
         with pytest.warns(UserWarning):
-            assert float(summary["mmdtv"]["value"]) == est.fit(X, ids).score()
+            assert summary["mmdtv"]["value"] == pytest.approx(
+                est.fit(X, ids).score(), rel=1e-9
+            )
         assert summary["mmdtv"]["parameters"]["n_pairs"] == p["mmdtv_pairs"]
         cert = MMDTVAuditor(
             n_pairs=p["mmdtv_certified_pairs"], confidence=0.95, random_state=0
         )
         with pytest.warns(UserWarning):
-            assert (
-                float(summary["mmdtv_certified"]["value"]) == cert.fit(X, ids).score()
-            )
-        assert summary["mmdtv_certified"]["kind"] == "certificate"
+            value = cert.fit(X, ids).score()
+        assert summary["mmdtv_certificate"]["value"] == pytest.approx(value, rel=1e-9)
+        assert summary["mmdtv_certificate"]["kind"] == "certificate"
         checked += 1
     if "kdelr" in methods:
         from skprivacy.auditors import KDELRAuditor
@@ -144,24 +150,30 @@ def test_summary_equals_estimators(audit_dir, csv_file):
             est = KDELRAuditor(alpha=alpha, n_pairs=p["kdelr_pairs"], random_state=0)
             with pytest.warns(UserWarning):
                 value = est.fit(X, ids).score()
-            assert float(summary[f"kdelr_alpha={alpha:g}"]["value"]) == value
+            assert summary[f"kdelr_alpha={alpha:g}"]["value"] == pytest.approx(
+                value, rel=1e-9
+            )
         checked += 1
     if "rocht" in methods:
         from skprivacy.auditors import ROCHTAuditor
 
         est = ROCHTAuditor(n_pairs=p["rocht_pairs"], random_state=0)
         with pytest.warns(UserWarning):
-            assert float(summary["rocht"]["value"]) == est.fit(X, ids).score()
+            value = est.fit(X, ids).score()
+        got = summary["rocht"]["value"]
+        assert (got is None and value == np.inf) or got == pytest.approx(value)
         checked += 1
-    if "certificate" in methods:
+    if "rocht_certificate" in methods:
         from skprivacy.auditors import ROCHTCertifier
 
         est = ROCHTCertifier(n_pairs=p["certificate_pairs"], random_state=0)
         with pytest.warns(UserWarning):
             value = est.fit(X, ids).score()
-        assert float(summary["rocht_certificate"]["value"]) == value
-        assert summary["rocht_certificate"]["kind"] == "certificate"
-        assert summary["rocht_certificate"]["ceiling"] == est.ceiling_
+        entry = summary["rocht_certificate"]
+        assert entry["kind"] == "certificate"
+        # 10 rows per identity: 3 reserved rows cannot certify anything (ceiling 0).
+        assert entry["ceiling"] == est.ceiling_ == 0.0 and value == 0.0
+        assert entry["skipped"] and "ceiling is 0" in entry["reason"]
     if "gaussianity" in methods:
         from skprivacy.auditors import residual_gaussianity
 
@@ -223,17 +235,32 @@ def _bad_inputs(tmp):
     ).to_csv(good, index=False)
     existing = tmp / "exists"
     existing.mkdir()
+    npz_1d = tmp / "flat.npz"
+    np.savez(npz_1d, X=np.arange(4.0), identity=np.array(["a", "a", "b", "b"]))
+    odd = tmp / "odd"
+    (odd / "summary.json").mkdir(parents=True)
     return {
         "missing file": (["audit", tmp / "nope.csv"], "not found"),
         "missing id column": (
             ["audit", good, "--id-column", "person"],
-            "identity column",
+            "column 'person' not found",
         ),
-        "unreadable data": (["audit", garbage], "unreadable"),
-        "no numeric column": (["audit", text_only], "unreadable"),
+        "unreadable data": (["audit", garbage], "reading input"),
+        "no numeric column": (["audit", text_only], "no embedding column"),
         "no auditable pairs": (["audit", no_pairs], "auditable"),
         "existing output": (["audit", good, "--out", existing], "--force"),
         "bad protocol": (["audit", good, "--protocol", "fast"], "protocol"),
+        "bad features regex": (["audit", good, "--features", "["], "regular"),
+        "1-D npz": (["audit", npz_1d], "2-D"),
+        "zero jobs": (["audit", good, "--n-jobs", "0"], "n-jobs"),
+        "huge seed": (["audit", good, "--seed", "1099511627776"], "seed"),
+        "out below a file": (["audit", good, "--out", good / "sub"], "not a directory"),
+        "summary.json is a directory": (
+            ["audit", good, "--out", odd, "--force"],
+            "did not write",
+        ),
+        "confidence out of range": (["audit", good, "--confidence", "1.5"], "between"),
+        "test size out of range": (["audit", good, "--test-size", "0"], "between"),
     }
 
 
@@ -293,3 +320,130 @@ def test_progress_modes():
         p.start("stage one", 1.0)
         p.finish()
     assert quiet.getvalue() == ""
+
+
+# -- a user's own files: metadata columns, two photos per person ------------------------
+def _messy_csv(path, rows_per_identity):
+    X, ids = make_identity_embeddings(10, rows_per_identity, 16, random_state=4)
+    frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(16)])
+    frame.insert(0, "identity", [f"id{i}" for i in ids])
+    frame.insert(1, "image", [f"faces/{i}/{k}.jpg" for k, i in enumerate(ids)])
+    frame.insert(2, "shot", np.tile(np.arange(1, rows_per_identity + 1), 10))
+    frame.insert(3, "is_train", np.arange(len(frame)) % 2 == 0)
+    frame.to_csv(path)  # with pandas' index: the 'Unnamed: 0' column
+    return path
+
+
+@pytest.mark.parametrize("rows", [2, 10])
+def test_messy_file_audits_the_embedding_only(rows, tmp_path, capsys):
+    path = _messy_csv(tmp_path / "messy.csv.gz", rows)
+    out = tmp_path / "r"
+    assert main(["audit", str(path), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    warning = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warning and all(
+        c in warning[0] for c in ("Unnamed: 0", "image", "shot", "is_train")
+    )
+    assert captured.out.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["feature_columns"] == [f"e{j}" for j in range(16)]
+    assert set(prov["excluded_columns"]) == {"Unnamed: 0", "image", "shot", "is_train"}
+    assert prov["n_features"] == 16
+    summary = json.loads((out / "summary.json").read_text())
+    skipped = {k for k, e in summary["results"].items() if e["skipped"]}
+    if rows == 2:  # controls and certificates cannot run; the rest does
+        assert {"controls", "rocht_certificate"} <= skipped
+        assert all(summary["results"][k]["reason"] for k in skipped)
+        assert "Split-half controls skipped" in (out / "report.html").read_text()
+    assert not summary["results"]["gaussmech"]["skipped"]
+
+
+# -- outputs that cannot lie -----------------------------------------------------------
+_RUN_ID = {
+    "summary.json": r'"run_id": "([0-9a-f]+)"',
+    "provenance.json": r'"run_id": "([0-9a-f]+)"',
+    "report.html": r'name="skprivacy-run-id" content="([0-9a-f]+)"',
+}
+
+
+def _run_ids(out):
+    import re
+
+    return {
+        name: re.search(pattern, (out / name).read_text()).group(1)
+        for name, pattern in _RUN_ID.items()
+    }
+
+
+# SIGTERM sent by the process to itself right after the k-th file is renamed into
+# the staging directory (k = 1..4), or while the staged directory is swapped in.
+_DRIVER = """
+import os, signal, sys
+import skprivacy.utils._files as files
+from skprivacy.cli import main
+moment = sys.argv[1]
+calls = {"replace": 0}
+real_replace, real_rename = os.replace, os.rename
+def replace(a, b):
+    real_replace(a, b)
+    calls["replace"] += 1
+    if moment == str(calls["replace"]):
+        os.kill(os.getpid(), signal.SIGTERM)
+def rename(a, b):
+    if moment == "swap":
+        os.kill(os.getpid(), signal.SIGTERM)  # blocked during the swap
+    real_rename(a, b)
+files.os.replace = replace
+files.os.rename = rename
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_sigterm_leaves_old_or_new_report(csv_file, tmp_path):
+    out = tmp_path / "r"
+    args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
+    args += ["gaussmech", "--out", str(out), "--quiet"]
+    assert main(args) == 0
+    first = set(_run_ids(out).values())
+    assert len(first) == 1
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    for moment in ["1", "2", "3", "4", "swap"]:
+        proc = subprocess.run(
+            [sys.executable, "-c", _DRIVER, moment, *args, "--force"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert {p.name for p in out.iterdir()} == OUTPUTS, moment
+        ids = set(_run_ids(out).values())
+        assert len(ids) == 1, (moment, ids)
+        if moment == "swap":  # the swap completes, then the signal is handled
+            assert ids != first and proc.returncode == 143, proc.stderr
+            first = ids
+        else:
+            assert ids == first and proc.returncode == 143, (moment, proc.stderr)
+            assert "terminated" in proc.stderr
+        # No staging or backup directory is left beside the output.
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r"], moment
+
+
+def test_symlinks_are_never_followed(csv_file, tmp_path):
+    outside = tmp_path / "precious.txt"
+    outside.write_text("user data")
+    out = tmp_path / "r"
+    args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
+    args += ["gaussmech", "--out", str(out), "--quiet", "--force"]
+    assert main(args) == 0
+    for name in ("summary.json", "report.html"):
+        (out / name).unlink()
+        (out / name).symlink_to(outside)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert main(args) == 0
+    assert outside.read_text() == "user data"
+    assert {p: p.read_bytes() for p in before} == before
+    assert not any(p.is_symlink() for p in out.iterdir())
+    # An output directory that is itself a link is refused.
+    link = tmp_path / "link"
+    link.symlink_to(out, target_is_directory=True)
+    assert main([*args[:-3], str(link), "--quiet", "--force"]) == 2

@@ -8,7 +8,7 @@ ordering of all identity pairs shared by every method; GaussMech and MMD-TV on
 permutation tests (10^4 permutations) on 100 pairs with same-identity split-half
 controls, the residual Gaussianity diagnostic, and reserved-test certificates.
 This example runs the same audit from Python with
-:func:`skprivacy.report.run_audit` on the bundled Cropped Yale B
+:func:`skprivacy.audit` on the bundled Cropped Yale B
 face-recognition embeddings (38 identities, about 45 images each, so 703
 pairs).
 
@@ -20,27 +20,30 @@ The command-line equivalent, which also writes the HTML report, is::
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 
+from skprivacy import audit
 from skprivacy.datasets import load_cropped_yale_b
-from skprivacy.report import run_audit
 
 faces = load_cropped_yale_b()
-report = run_audit(
-    faces.data, faces.identity, protocol="paper", random_state=0, n_jobs=2
-)
+report = audit(faces.data, faces.identity, protocol="paper", random_state=0, n_jobs=2)
 
 # %%
-# The summary: every number says what it is. Only the two ``certificate`` rows
-# carry a confidence statement.
-summary = pd.DataFrame(report.summary).T
-print(summary[["value", "kind", "n_pairs"]])
+# The verdict first: one headline and one sentence per family of methods.
+print(report.verdict["headline"])
+for line in report.verdict["lines"]:
+    print(f"- {line['family']}: {line['text']}")
+
+# %%
+# The summary: one row per result, and every number says what it is. Only the
+# ``certificate`` rows carry a confidence statement, each next to its ceiling.
+summary = report.summary
+print(summary[["value", "kind", "n_pairs", "ceiling", "at_ceiling", "skipped"]])
 
 # %%
 # Each entry also says, in words, what its number is and what it does not say:
 for key in ["mmdtv", "rocht_certificate"]:
-    entry = report.summary[key]
-    print(f"{key}: {entry['statistic']}.\n  Does not say: {entry['does_not_certify']}")
+    entry = report.results[key]
+    print(f"{key}: {entry['statistic']}.\n  Does not say: {entry['does_not_say']}")
 
 # %%
 # The per-pair table: one row per audited pair, every method's columns side by
@@ -83,9 +86,9 @@ fig.tight_layout()
 # Binomial(38, 0.05)).
 print(
     "pairs rejected:",
-    report.summary["mmd_permutation_test"]["value"],
+    summary.loc["mmd_permutation_test", "value"],
     "| split-half controls rejected:",
-    round(report.summary["split_half_controls"]["value"], 3),
+    round(summary.loc["split_half_controls", "value"], 3),
 )
 
 # %%

@@ -182,7 +182,8 @@ def _read(args):
                 exclude=getattr(args, "exclude", None),
                 labels=args.labels,
             )
-    for w in record:  # the excluded columns, rows without identity: say so
+    for w in record if not args.quiet else ():
+        # Excluded columns, rows without identity: said here and in provenance.
         print(f"skprivacy: warning: {w.message}", file=sys.stderr)
     info["name"] = path.name
     info["reader_warnings"] = [str(w.message) for w in record]
@@ -219,9 +220,7 @@ def _audit(args, argv):
             except ValueError as exc:
                 if progress.stage:  # a method failed: a bug, not the user's input
                     raise
-                raise UserError(
-                    f"unusable data: {' '.join(str(exc).split())}"
-                ) from exc
+                raise UserError(f"unusable data: {' '.join(str(exc).split())}") from exc
             progress.start("writing report", 1.0)
             report.provenance["command_line"] = shlex.join(["skprivacy", *argv])
             with user_errors("writing output"):
@@ -231,6 +230,16 @@ def _audit(args, argv):
     if not args.quiet:
         _print_summary(report, Path(args.out))
     return 0
+
+
+def _print_summary(report, out):
+    lines = [report.verdict["headline"]]
+    lines += [f"  - {line['text']}" for line in report.verdict["lines"]]
+    for step in report.next_steps[:2]:
+        if step.get("command"):
+            lines.append(f"  next: {step['command']}")
+    lines.append(f"report: {out / 'report.html'}")
+    print("\n".join(lines))
 
 
 def main(argv=None):

@@ -104,8 +104,10 @@ _versions = software_versions
 def _strict(value, path, infinite):
     """JSON-ready copy of ``value``; ``inf`` becomes null and its path is recorded."""
     if isinstance(value, dict):
-        return {str(k): _strict(v, f"{path}.{k}" if path else str(k), infinite)
-                for k, v in value.items()}
+        return {
+            str(k): _strict(v, f"{path}.{k}" if path else str(k), infinite)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple | np.ndarray):
         return [_strict(v, f"{path}[{i}]", infinite) for i, v in enumerate(value)]
     if isinstance(value, np.generic):
@@ -231,7 +233,7 @@ class AuditReport:
         return frame
 
     def to_dict(self):
-        """The content of ``summary.json`` (strict JSON; see ``summary_schema()``)."""
+        """Return the content of ``summary.json`` (strict JSON; see ``summary_schema()``)."""
         infinite = []
         body = _strict(
             {
@@ -246,7 +248,9 @@ class AuditReport:
             "schema_version": SCHEMA_VERSION,
             "run_id": self.run_id,
             "protocol": self.provenance.get("protocol"),
-            "confidence": self.provenance.get("protocol_settings", {}).get("confidence"),
+            "confidence": self.provenance.get("protocol_settings", {}).get(
+                "confidence"
+            ),
             **body,
             "infinite": infinite,
         }
@@ -260,7 +264,7 @@ class AuditReport:
         return self._html
 
     def _repr_html_(self):
-        """The report's body, for Jupyter (the same markup as :meth:`to_html`)."""
+        """Return the report's body for Jupyter (the same markup as :meth:`to_html`)."""
         from skprivacy.report._html import html_body
 
         return html_body(self.to_html())
@@ -301,7 +305,7 @@ class AuditReport:
 
     @staticmethod
     def staged(path, *, force=False, inputs=()):
-        """The staged output directory :meth:`save` uses (checked at once).
+        """Return the staged output directory :meth:`save` uses (checked at once).
 
         Create it before a long audit so an unwritable or refused destination
         is reported before any computation.
@@ -452,7 +456,7 @@ def _array_sha256(X, y):
 
 
 def _clean(X, y):
-    """The shared input layer, once: cleaned rows every estimator is fitted on."""
+    """Run the shared input layer once: the cleaned rows every estimator gets."""
     n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
     n_ids = len(pd.unique(pd.Series(np.asarray(y, dtype=object).reshape(-1))))
     with warnings.catch_warnings(record=True) as record:
@@ -615,9 +619,7 @@ def audit(
     )
 
     # The shared ordering, long enough for the largest prefix any method uses.
-    longest = max(
-        (ctx.n_pairs(k) for k in settings if k.endswith("_pairs")), default=0
-    )
+    longest = max((ctx.n_pairs(k) for k in settings if k.endswith("_pairs")), default=0)
     shared = identity_pairs(ctx.n_identities, longest, random_state=random_state)
     rank = pd.DataFrame(
         {

@@ -370,7 +370,7 @@ is evidence of leakage, a small one is not evidence of privacy.</p>
 
 
 def html_body(document):
-    """The report's markup for embedding (Jupyter): its style and body content."""
+    """Return the markup for embedding (Jupyter): the style and body content."""
     style = document[document.index("<style>") : document.index("</style>") + 8]
     body = document[document.index("<body>") + 6 : document.index("</body>")]
     return style + body

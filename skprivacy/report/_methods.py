@@ -161,7 +161,7 @@ class Method:
         return None if self.skip_reason is None else self.skip_reason(ctx)
 
     def weight(self, n_identities, settings):
-        """Expected relative cost for the progress estimate."""
+        """Return the expected relative cost (the progress estimate)."""
         return 0.5 if self.cost is None else float(self.cost(n_identities, settings))
 
     def pair_frame(self, fitted):
@@ -216,7 +216,7 @@ def _plain(value):
 
 
 def _entry(est, value, statistic, **extra):
-    """The summary entry of a fitted estimator: the fields every entry shares.
+    """Build the summary entry of a fitted estimator (the fields all entries share).
 
     ``kind`` is the estimator's own ``guarantee_`` (point estimate or
     certificate) and ``n_pairs`` the length of its ``results_``.
@@ -303,7 +303,9 @@ def _kdelr_pair_frame(fitted):
             columns={"epsilon": f"kdelr_a{alpha}_epsilon"}
         )
         frame = (
-            part if frame is None else frame.merge(part, on=["id_a", "id_b"], how="outer")
+            part
+            if frame is None
+            else frame.merge(part, on=["id_a", "id_b"], how="outer")
         )
     return frame
 
@@ -324,7 +326,10 @@ def _fit_mmdtv(ctx):
         n_jobs=ctx.n_jobs,
         random_state=ctx.random_state,
     )
-    return {"audit": est, "sweep": Bunch(table=sweep, n_pairs=ctx.n_pairs("sweep_pairs"))}
+    return {
+        "audit": est,
+        "sweep": Bunch(table=sweep, n_pairs=ctx.n_pairs("sweep_pairs")),
+    }
 
 
 def _summarize_mmdtv(fitted, ctx):
@@ -503,7 +508,9 @@ def _fit_controls(ctx):
         chosen = rng.choice(eligible, n, replace=False)
         mask = np.isin(y, chosen)
         X, y = X[mask], y[mask]
-    return {"controls": split_half_controls(template, X, y, random_state=ctx.random_state)}
+    return {
+        "controls": split_half_controls(template, X, y, random_state=ctx.random_state)
+    }
 
 
 def _summarize_controls(fitted, ctx):
@@ -603,7 +610,9 @@ def _draw_roc(fitted, ctx, figure):
 def _test_rows(counts, test_size):
     """Reserved-test rows per identity (ROCHTCertifier's ``reserved_test_mask`` rule)."""
     counts = np.asarray(counts)
-    return np.minimum(np.maximum(np.ceil(test_size * counts), 1), counts - 1).astype(int)
+    return np.minimum(np.maximum(np.ceil(test_size * counts), 1), counts - 1).astype(
+        int
+    )
 
 
 def _cert_ceiling(counts_a, counts_b, test_size, confidence, n_pairs):
@@ -621,7 +630,7 @@ def _cert_ceiling(counts_a, counts_b, test_size, confidence, n_pairs):
 
 
 def _cert_lift(est, ctx):
-    """The smallest larger test size that lifts the ceiling by at least 10%.
+    """Find the smallest larger test size that lifts the ceiling by at least 10%.
 
     Evaluated on the certified pairs' row counts with the same rule, confidence
     and number of pairs as the fitted certifier (at the fitted test size it
@@ -734,7 +743,9 @@ def _verdict_certificate(title):
 def _fit_gaussianity(ctx):
     from skprivacy.auditors import residual_gaussianity
 
-    return {"diagnostic": residual_gaussianity(ctx.X, ctx.y, random_state=ctx.random_state)}
+    return {
+        "diagnostic": residual_gaussianity(ctx.X, ctx.y, random_state=ctx.random_state)
+    }
 
 
 def _summarize_gaussianity(fitted, ctx):
@@ -1000,10 +1011,9 @@ _DECLARATIONS = (
                 (5.6, 3.4),
             ),
         ),
-        cost=lambda n, s: 2e-6 * s["n_permutations"] * _n_pairs(
-            s["permutation_pairs"], n
-        )
-        + 0.5,
+        cost=lambda n, s: (
+            2e-6 * s["n_permutations"] * _n_pairs(s["permutation_pairs"], n) + 0.5
+        ),
         verdict=_verdict_permutation,
         says=(
             "A rejection at level 0.05 says the two identities' embedding "
@@ -1027,10 +1037,9 @@ _DECLARATIONS = (
         fit=_fit_controls,
         summarize=_summarize_controls,
         skip_reason=_controls_skip,
-        cost=lambda n, s: 2e-6 * s["n_permutations"] * min(
-            n, s["control_identities"] or n
-        )
-        + 0.5,
+        cost=lambda n, s: (
+            2e-6 * s["n_permutations"] * min(n, s["control_identities"] or n) + 0.5
+        ),
         verdict=_verdict_controls,
         says=(
             "Calibration: both halves come from one identity, so a valid test "
@@ -1087,7 +1096,7 @@ _DECLARATIONS = (
         ),
     ),
     Method(
-        name="certificate",
+        name="rocht_certificate",
         kind="certificate",
         title="ROC-HT reserved-test certificate",
         requires=("skprivacy.auditors:ROCHTCertifier",),
@@ -1187,4 +1196,3 @@ METHOD_NAMES = tuple(METHODS)
 def available_methods():
     """Names of the registered methods whose estimators can be imported."""
     return [name for name, m in METHODS.items() if not m.missing()]
-

@@ -9,7 +9,6 @@ global figure registry) rendered by the Agg canvas into base64 PNG.
 import base64
 import io
 
-
 from skprivacy.report._methods import METHODS
 
 __all__ = ["figures"]
@@ -62,5 +61,3 @@ def figures(ctx, selected, pairs):
             plot.draw(fitted, ctx, fig)
             out[plot.name] = (plot.caption, _png(fig))
     return out
-
-

@@ -48,7 +48,7 @@ def _best_certificate(results):
 
 
 def verdict(results, ctx):
-    """The report's verdict: a headline and one sentence per method family.
+    """Build the verdict: a headline and one sentence per method family.
 
     Parameters
     ----------
@@ -174,7 +174,7 @@ def suggest_isp_rank(ctx):
 
 
 def next_steps(results, ctx, suggestion, source=None):
-    """What to do next: sanitise, the paper protocol, more rows per identity.
+    """List what to do next: sanitise, the paper protocol, more rows per identity.
 
     Returns
     -------
@@ -254,7 +254,8 @@ def next_steps(results, ctx, suggestion, source=None):
                     f"{counts[-1]}): certificates and controls need tens of rows per "
                     "identity"
                     + (
-                        " (" + "; ".join(f"{e['title']}: {e['reason']}" for e in skipped)
+                        " ("
+                        + "; ".join(f"{e['title']}: {e['reason']}" for e in skipped)
                         + ")"
                         if skipped
                         else ""

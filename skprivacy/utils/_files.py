@@ -236,11 +236,13 @@ class StagedDirectory:
                 os.rename(self.target, backup)
             os.rename(self.path, self.target)
             self.committed = True
+            if backup is not None:
+                # Still blocked: a signal arriving during the swap must not
+                # leave the previous report behind as a stray sibling. rmtree
+                # removes links themselves, never what they point to.
+                shutil.rmtree(backup, ignore_errors=True)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        if backup is not None:
-            # rmtree removes links themselves, never what they point to.
-            shutil.rmtree(backup, ignore_errors=True)
 
     def discard(self):
         """Remove the staging directory (no effect after :meth:`commit`)."""
