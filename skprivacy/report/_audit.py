@@ -309,6 +309,20 @@ class AuditReport:
 
         Create it before a long audit so an unwritable or refused destination
         is reported before any computation.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Output directory.
+        force : bool, default=False
+            Allow replacing a previous report directory.
+        inputs : iterable of path-like, default=()
+            Files the run read (an output containing one is refused).
+
+        Returns
+        -------
+        staged : StagedDirectory
+            Write into ``staged.path``, then call ``staged.commit()``.
         """
         from skprivacy.utils._files import StagedDirectory
 
@@ -317,7 +331,13 @@ class AuditReport:
         )
 
     def write(self, directory):
-        """Write the four files into an existing (staging) directory."""
+        """Write the four files into an existing (staging) directory.
+
+        Parameters
+        ----------
+        directory : str or path-like
+            The directory, e.g. ``staged.path`` of :meth:`staged`.
+        """
         from skprivacy.utils._files import atomic_file
 
         directory = Path(directory)
@@ -779,5 +799,13 @@ def run_audit(X, y, **options):
     -------
     report : AuditReport
         See :func:`audit`.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.report import run_audit
+    >>> X, ids = make_identity_embeddings(4, 6, 8, random_state=0)
+    >>> run_audit(X, ids, methods=["gaussmech"], suggest_rank=False).run_id != ""
+    True
     """
     return audit(X, y, **options)

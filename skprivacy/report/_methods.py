@@ -1194,5 +1194,17 @@ METHOD_NAMES = tuple(METHODS)
 
 
 def available_methods():
-    """Names of the registered methods whose estimators can be imported."""
+    """Return the registered methods whose estimators can be imported.
+
+    Returns
+    -------
+    names : list of str
+        In run order.
+
+    Examples
+    --------
+    >>> from skprivacy.report import available_methods
+    >>> available_methods()[0]
+    'gaussmech'
+    """
     return [name for name, m in METHODS.items() if not m.missing()]
