@@ -49,8 +49,25 @@ def test_clopper_pearson_matches_beta_ppf_by_hand():
 
 
 def test_clopper_pearson_rejects_bad_counts():
-    with pytest.raises(ValueError, match="0 <= k <= n"):
+    with pytest.raises(ValueError, match="k cannot exceed n"):
         clopper_pearson_bound(11, 10, 0.05)
+    with pytest.raises(ValueError, match="n must hold whole counts >= 1"):
+        clopper_pearson_bound(0, 0, 0.05)
+
+
+@pytest.mark.parametrize(
+    ("counts", "named"),
+    [
+        ((-1, 5, 0, 5), "tp must"),
+        ((6, 5, 0, 5), "tp cannot exceed n_pos"),
+        ((1, 5, 6, 5), "fp cannot exceed n_neg"),
+        ((1, 0, 0, 5), "n_pos must"),
+        ((1, 5, 0, 0), "n_neg must"),
+    ],
+)
+def test_certified_epsilon_lb_names_the_bad_count(counts, named):
+    with pytest.raises(ValueError, match=named):
+        certified_epsilon_lb(*counts)
     with pytest.raises(ValueError, match="alpha"):
         clopper_pearson_bound(1, 10, 1.5)
 

@@ -575,3 +575,10 @@ def test_walk_pair_protocol_helpers():
     ]:
         with pytest.raises(exc, match=match):
             call()
+
+
+def test_apply_head_names_non_finite_cosines():
+    from skprivacy.membership import apply_head
+
+    with pytest.raises(ValueError, match="cos has 1 non-finite"):
+        apply_head("arcface", np.array([0.5, np.nan]), 0.5)

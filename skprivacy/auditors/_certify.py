@@ -85,10 +85,9 @@ def clopper_pearson_bound(k, n, alpha, *, side="lower"):
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     alpha = np.asarray(alpha, dtype=np.float64)
-    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
-        raise ValueError("Clopper-Pearson bounds need 0 <= k <= n and n >= 1.")
-    if np.any(alpha <= 0) or np.any(alpha >= 1):
-        raise ValueError("alpha must be in (0, 1).")
+    _check_counts(k, n, "k", "n")
+    if not np.all((alpha > 0) & (alpha < 1)):
+        raise ValueError(f"alpha must be in (0, 1); got {alpha.ravel()[:3].tolist()}.")
     k, n, alpha = np.broadcast_arrays(k, n, alpha)
     out = np.empty(k.shape)
     if side == "lower":
@@ -106,7 +105,34 @@ def clopper_pearson_bound(k, n, alpha, *, side="lower"):
     return float(out) if out.ndim == 0 else out
 
 
+def _check_counts(k, n, k_name, n_name):
+    # Name the offending argument: a bare "need 0 <= k <= n" does not say
+    # which of tp/n_pos/fp/n_neg the caller got wrong.
+    if not np.all(np.isfinite(n) & (n >= 1) & (n == np.round(n))):
+        raise ValueError(
+            f"{n_name} must hold whole counts >= 1; got {n.ravel()[:3].tolist()}."
+        )
+    if not np.all(np.isfinite(k) & (k >= 0) & (k == np.round(k))):
+        raise ValueError(
+            f"{k_name} must hold whole counts >= 0; got {k.ravel()[:3].tolist()}."
+        )
+    if np.any(k > n):
+        raise ValueError(
+            f"{k_name} cannot exceed {n_name} (a count of rows out of {n_name})."
+        )
+
+
 def _certified(tp, n_pos, fp, n_neg, alpha):
+    for k, n, k_name, n_name in (
+        (tp, n_pos, "tp", "n_pos"),
+        (fp, n_neg, "fp", "n_neg"),
+    ):
+        _check_counts(
+            np.asarray(k, dtype=np.float64),
+            np.asarray(n, dtype=np.float64),
+            k_name,
+            n_name,
+        )
     # KOV at the worst case of the two one-sided bounds (each at level alpha).
     tpr_lo = np.asarray(clopper_pearson_bound(tp, n_pos, alpha, side="lower"))
     fpr_hi = np.asarray(clopper_pearson_bound(fp, n_neg, alpha, side="upper"))

@@ -85,6 +85,12 @@ def apply_head(head, cos, margin):
     [0.0, 0.25, -0.5]
     """
     cos = np.asarray(cos, dtype=np.float64)
+    if not np.all(np.isfinite(cos)):
+        bad = np.flatnonzero(~np.isfinite(cos.ravel()))
+        raise ValueError(
+            f"cos has {bad.size} non-finite value(s) (NaN or infinity) at flat "
+            f"position(s) {bad[:5].tolist()}; a head needs finite cosines."
+        )
     if callable(head):
         g = np.asarray(head(cos, margin), dtype=np.float64)
         if g.shape != cos.shape:
