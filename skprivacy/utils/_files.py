@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -25,9 +26,35 @@ __all__ = [
 ]
 
 # The two renames that swap a staged directory into place must not be split by
-# a signal: blocking these while swapping leaves either the old or the new
-# directory under the target name (SIGKILL cannot be blocked; nothing can).
-_SWAP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# a signal: deferring these while swapping leaves either the old or the new
+# directory under the target name (SIGKILL cannot be deferred; nothing can).
+_SWAP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    # Masking the signals with pthread_sigmask is not enough: the mask is per
+    # thread, and a process with BLAS or joblib threads may take the signal on
+    # one of them, after which Python runs the handler in the main thread at
+    # the next bytecode, i.e. between the two renames. Replacing the Python
+    # handlers defers them whichever thread the kernel picks; the signals that
+    # arrived are re-raised once the previous handlers are back.
+    if threading.current_thread() is not threading.main_thread():
+        # Python only ever runs signal handlers in the main thread.
+        yield
+        return
+    received = []
+    previous = {
+        signum: signal.signal(signum, lambda signum, frame: received.append(signum))
+        for signum in _SWAP_SIGNALS
+    }
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(received):
+            signal.raise_signal(signum)
 
 
 def _same_file(a, b):
@@ -222,8 +249,7 @@ class StagedDirectory:
     def commit(self):
         """Swap the staged directory into place (the old target is removed)."""
         backup = None
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SWAP_SIGNALS)
-        try:
+        with _signals_deferred():
             if self.target.exists():
                 backup = Path(
                     tempfile.mkdtemp(
@@ -237,12 +263,10 @@ class StagedDirectory:
             os.rename(self.path, self.target)
             self.committed = True
             if backup is not None:
-                # Still blocked: a signal arriving during the swap must not
+                # Still deferred: a signal arriving during the swap must not
                 # leave the previous report behind as a stray sibling. rmtree
                 # removes links themselves, never what they point to.
                 shutil.rmtree(backup, ignore_errors=True)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     def discard(self):
         """Remove the staging directory (no effect after :meth:`commit`)."""
