@@ -31,7 +31,8 @@ EXPECTED_FAILED_CHECKS = {
         "check_dataframe_column_names_consistency": (
             "The check calls score(X, y) with identity labels only, and "
             "MembershipGeometry.score needs membership labels that the check "
-            "does not supply."
+            "does not supply; test_membership_geometry_checks_column_names "
+            "covers the same contract with membership labels."
         ),
     },
 }
@@ -371,3 +372,28 @@ def test_docstring_maths_renders():
     for path in sorted(root.rglob("*.py")):
         problems += _docstring_problems(path.read_text(), str(path.relative_to(root)))
     assert not problems, "\n".join(problems)
+
+
+def test_membership_geometry_checks_column_names():
+    # The contract check_dataframe_column_names_consistency tests, with the
+    # membership labels MembershipGeometry needs: names recorded at fit,
+    # renamed columns refused, a bare array after a DataFrame warned about.
+    import warnings
+
+    import pandas as pd
+
+    from skprivacy import MembershipGeometry
+    from skprivacy.datasets import make_identity_embeddings
+
+    X, y = make_identity_embeddings(20, 5, 8, random_state=0)
+    member = np.isin(y, np.unique(y)[:10])
+    names = [f"e{i}" for i in range(8)]
+    df = pd.DataFrame(X, columns=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = MembershipGeometry().fit(df, y, member=member)
+    assert list(est.feature_names_in_) == names
+    with pytest.raises(ValueError, match="feature names should match"):
+        est.decision_function(df.rename(columns={"e0": "zz"}), y)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        est.decision_function(X, y)
