@@ -405,3 +405,44 @@ def test_tiny_identities_give_a_full_report(rows, tmp_path):
     html = report.to_html()
     assert skipped["controls"]["reason"].split(";")[0] in html
     assert any(line["family"] == "skipped" for line in report.verdict["lines"])
+    # 2 + 2 rows split 6 ways and 3 + 3 rows 20 ways: p < 0.05 is out of
+    # reach, so the test is skipped instead of reporting "none distinguished".
+    assert "permutation" in skipped
+    assert "smallest attainable p-value" in skipped["permutation"]["reason"]
+    assert "distinguished" not in report.verdict["headline"]
+
+
+def _unbiased_mmd2(A, B):
+    # Straight from the formula, RBF kernel with unit bandwidth.
+    def k(U, V):
+        return np.exp(-((U[:, None, :] - V[None, :, :]) ** 2).sum(-1) / 2)
+
+    m, n = len(A), len(B)
+    kaa, kbb = k(A, A), k(B, B)
+    return (
+        (kaa.sum() - np.trace(kaa)) / (m * (m - 1))
+        + (kbb.sum() - np.trace(kbb)) / (n * (n - 1))
+        - 2 * k(A, B).mean()
+    )
+
+
+@pytest.mark.parametrize(("n_a", "n_b"), [(2, 2), (3, 3), (2, 3), (3, 4), (4, 4)])
+def test_permutation_p_value_floor_by_enumeration(n_a, n_b):
+    # With maximal separation the observed split is the most extreme of all
+    # C(n_a + n_b, n_a) splits (tied with its mirror when n_a == n_b); the
+    # exact permutation p-value is the share of splits at least as extreme.
+    from itertools import combinations
+
+    from skprivacy.report._methods import _permutation_p_floor
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(n_a, 3))
+    B = rng.normal(size=(n_b, 3)) + 50.0
+    pooled = np.vstack([A, B])
+    observed = _unbiased_mmd2(A, B)
+    splits = list(combinations(range(n_a + n_b), n_a))
+    extreme = 0
+    for idx in splits:
+        rest = np.setdiff1d(np.arange(n_a + n_b), idx)
+        extreme += _unbiased_mmd2(pooled[list(idx)], pooled[rest]) >= observed - 1e-12
+    assert _permutation_p_floor([n_a], [n_b])[0] == pytest.approx(extreme / len(splits))

@@ -463,10 +463,43 @@ def _fit_permutation(ctx):
     return {"audit": est}
 
 
+def _permutation_p_floor(n_a, n_b):
+    """Smallest p-value a permutation test of n_a vs n_b rows can reach.
+
+    There are only C(n_a + n_b, n_a) ways to split the pooled rows, the observed
+    split among them (and its mirror image when n_a == n_b: the unbiased MMD² is
+    symmetric in the two samples), so even maximal separation leaves p near
+    this share however many relabellings are drawn.
+    """
+    n_a, n_b = np.asarray(n_a), np.asarray(n_b)
+    splits = np.array([math.comb(int(a + b), int(a)) for a, b in zip(n_a, n_b)])
+    return np.where(n_a == n_b, 2.0, 1.0) / splits
+
+
+def _permutation_skip(ctx):
+    counts = np.sort(ctx.counts)
+    if len(counts) < 2:
+        return None
+    floor = float(_permutation_p_floor([counts[-1]], [counts[-2]])[0])
+    if floor < 0.05:
+        return None
+    return (
+        f"it cannot reject at level 0.05 on these data: the two largest identities "
+        f"have {counts[-1]} and {counts[-2]} rows, whose pooled rows split only "
+        f"{math.comb(int(counts[-1] + counts[-2]), int(counts[-2]))} ways, so the "
+        f"smallest attainable p-value is {floor:.2g}; it needs at least 4 rows in "
+        "each of two identities"
+    )
+
+
 def _summarize_permutation(fitted, ctx):
     est = fitted["audit"]
     pvals = est.results_["p_value"].to_numpy(dtype=float)
     m = est.n_permutations
+    size = dict(zip(ctx.identities, ctx.counts))
+    floors = _permutation_p_floor(
+        [size[a] for a in est.results_["id_a"]], [size[b] for b in est.results_["id_b"]]
+    )
     entry = _entry(
         est,
         np.mean(pvals < 0.05),
@@ -476,6 +509,7 @@ def _summarize_permutation(fitted, ctx):
         n_rejected=int((pvals < 0.05).sum()),
         min_p_value=float(pvals.min()),
         smallest_possible_p_value=1.0 / (m + 1),
+        n_pairs_without_power=int((floors >= 0.05).sum()),
     )
     entry["kind"] = "hypothesis test"
     return {"mmd_permutation_test": entry}
@@ -490,6 +524,11 @@ def _verdict_permutation(entries):
         text = f"no audited pair of {n} is distinguished"
     else:
         text = f"{k} of {n} audited pairs are distinguished"
+    if e.get("n_pairs_without_power"):
+        text += (
+            f" ({e['n_pairs_without_power']} pair(s) have too few rows to reach "
+            "p < 0.05 whatever the data)"
+        )
     return "tests", f"MMD permutation test at level 0.05: {text}"
 
 
@@ -1001,6 +1040,7 @@ _DECLARATIONS = (
         ),
         fit=_fit_permutation,
         summarize=_summarize_permutation,
+        skip_reason=_permutation_skip,
         pair_columns={"audit": {"p_value": "perm_p_value"}},
         plots=(
             Plot(

@@ -35,11 +35,17 @@ def _separability(results):
         return None, None
     e = next(iter(tests.values()))
     n, k = e["n_pairs"], e.get("n_rejected", round(e["value"] * e["n_pairs"]))
+    powerless = e.get("n_pairs_without_power", 0)
+    caveat = (
+        f" ({powerless} of them too small to reach p < 0.05 whatever the data)"
+        if powerless
+        else ""
+    )
     if k == n:
         return 1.0, f"every audited pair ({n}) is distinguished"
     if k == 0:
-        return 0.0, f"none of {n} audited pairs is distinguished"
-    return k / n, f"{k} of {n} audited pairs are distinguished"
+        return 0.0, f"none of {n} audited pairs is distinguished{caveat}"
+    return k / n, f"{k} of {n} audited pairs are distinguished{caveat}"
 
 
 def _best_certificate(results):
