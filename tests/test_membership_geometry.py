@@ -473,3 +473,57 @@ def test_matched_subsample_equals_statistics_of_the_kept_rows():
         kept = _matched_rows(np.zeros(20, int), 1, 5, seed)
         counts[kept] += 1
     assert np.abs(counts / 400 - 0.25).max() < 0.08
+
+
+def test_reference_sets_return_the_distributions_behind_each_auc():
+    kw = {
+        "n_members": 12,
+        "n_nonmembers": 10,
+        "n_features": 16,
+        "concentration_gap": 0.3,
+        "random_state": 2,
+    }
+    X, ids, m = make_membership_embeddings(**kw)
+    Xs, ids_s, _ = make_membership_embeddings(domain_shift=0.5, **kw)
+    refs = {"held-out": (X[~m], ids[~m]), "shifted": (Xs[~m], ids_s[~m])}
+    est = MembershipGeometry(cv=3, n_permutations=19, random_state=0)
+    res, dist = audit_reference_sets(
+        X[m],
+        ids[m],
+        refs,
+        same_domain="held-out",
+        estimator=est,
+        return_distributions=True,
+    )
+    plain = audit_reference_sets(
+        X[m], ids[m], refs, same_domain="held-out", estimator=est
+    )
+    pd.testing.assert_frame_equal(res, plain)
+    assert list(dist.columns) == [
+        "reference",
+        "role",
+        "statistic",
+        "identity",
+        "member",
+        "k",
+        "value",
+    ]
+    # the held-out rows are the statistics of a direct fit, labels as given
+    direct = MembershipGeometry(cv=3, n_permutations=19, random_state=0).fit(
+        X, ids, member=m
+    )
+    held = dist[dist["reference"] == "held-out"]
+    assert set(held["role"]) == {"membership"}
+    for stat in STATISTICS:
+        got = held[held["statistic"] == stat].set_index("identity")
+        want = direct.statistics_.set_index("identity")
+        assert_allclose(got["value"], want.loc[got.index, stat], rtol=1e-12)
+        assert (got["member"] == want.loc[got.index, "member"].astype(bool)).all()
+        assert sorted(got.index) == sorted(np.unique(ids).tolist())
+    # every (reference, statistic) group reproduces the reported AUC
+    for (ref, stat), g in dist.groupby(["reference", "statistic"]):
+        row = res[(res["reference"] == ref) & (res["statistic"] == stat)]
+        assert row["auc"].item() == pytest.approx(
+            roc_auc_score(g["member"], g["value"])
+        )
+        assert (g["member"].sum(), (~g["member"]).sum()) == (12, 10)

@@ -321,3 +321,158 @@ def test_invariances(seed, n_ids, k, d):
     assert (base["pair_cos"] <= 1 + 1e-12).all()
     assert (base["pair_cos"] >= -1 / (k - 1) - 1e-12).all()
     assert (base["prototype_ce"] <= 0).all()
+
+
+# ---------------------------------------------------------------------------
+# float32 input: float32 Gram blocks, float64 sums, stated accuracy
+# ---------------------------------------------------------------------------
+def test_float32_path_matches_float64_path_within_stated_tolerance():
+    # The float32 path keeps the rows (and ProtoCE's Gram blocks, exponentials
+    # and row sums) in float32 and accumulates the per-identity sums in
+    # float64; the user guide states rtol 1e-4 against the float64 path on the
+    # same values (measured: ~1e-8 for the three linear statistics, ~3e-6
+    # for ProtoCE at s = 64).
+    from skprivacy.membership._statistics import _prepare
+
+    rng = np.random.default_rng(3)
+    n_ids, k, d = 60, 7, 128
+    X = np.repeat(rng.normal(size=(n_ids, d)), k, axis=0)
+    X += rng.normal(size=X.shape)
+    X32 = X.astype(np.float32)
+    ids = np.repeat(np.arange(n_ids), k)
+    assert _prepare(X32, ids, caller="t").Z.dtype == np.float32
+    assert _prepare(X32.astype(np.float16), ids, caller="t").Z.dtype == np.float64
+    for scale in (64.0, 150.0):  # 150: float32 needs the max-shifted logsumexp
+        f32 = membership_statistics(X32, ids, scale=scale, n_jobs=2)
+        f64 = membership_statistics(X32.astype(np.float64), ids, scale=scale)
+        for c in ["pair_cos", "vmf_kappa", "penalised_logit", "prototype_ce"]:
+            assert f32[c].dtype == np.float64
+            assert_allclose(f32[c], f64[c], rtol=1e-4, err_msg=c)
+        assert_allclose(f32["pair_cos"], f64["pair_cos"], rtol=1e-6)
+    # the sampled-negatives approximation keeps working in float32
+    a = prototype_ce(X32, ids, n_negatives=20, random_state=0)
+    b = prototype_ce(X32.astype(np.float64), ids, n_negatives=20, random_state=0)
+    assert_allclose(a, b, rtol=1e-4)
+    # against the naive float64 loop as well
+    got = prototype_ce(X32[:70], ids[:70], scale=20.0)
+    want = naive_prototype_ce(X32[:70].astype(np.float64), ids[:70], s=20.0)
+    assert_allclose(got.to_numpy(), want.to_numpy(), rtol=1e-5)
+
+
+def test_float32_sums_are_blockwise_float64():
+    from skprivacy.membership._statistics import _identity_sums64
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(1000, 5)).astype(np.float32)
+    codes = rng.integers(0, 7, size=1000)
+    got = _identity_sums64(Z, codes, 7, block=64)
+    assert got.dtype == np.float64
+    want = np.array([Z[codes == g].astype(np.float64).sum(axis=0) for g in range(7)])
+    assert_allclose(got, want, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Magnitude-aware heads: MagFace
+# ---------------------------------------------------------------------------
+def _magface_m(a, l_a=10.0, u_a=110.0, l_m=0.45, u_m=0.8):
+    # MagFace (Meng et al. 2021): m(a) linear between (l_a, l_m) and (u_a, u_m),
+    # the norm clipped to [l_a, u_a] as in the reference implementation
+    a = min(max(a, l_a), u_a)
+    return (u_m - l_m) / (u_a - l_a) * (a - l_a) + l_m
+
+
+def test_magface_margin_by_hand():
+    from skprivacy.membership import MagFaceHead, apply_head
+
+    head = MagFaceHead()
+    norms = [0.5, 10.0, 35.0, 60.0, 110.0, 500.0]
+    assert_allclose(head.margin(norms), [_magface_m(a) for a in norms], rtol=1e-15)
+    assert head.margin(60.0) == pytest.approx(0.45 + 0.35 * 50 / 100)
+    other = MagFaceHead(lower_norm=1, upper_norm=3, lower_margin=0.1, upper_margin=0.5)
+    assert other.margin(2.0) == pytest.approx(0.3)
+    c = np.array([0.9, 0.2, -0.5])
+    a = np.array([20.0, 80.0, 300.0])
+    want = [math.cos(math.acos(ci) + _magface_m(ai)) for ci, ai in zip(c, a)]
+    assert_allclose(apply_head("magface", c, 0.123, norms=a), want, rtol=1e-14)
+    assert_allclose(apply_head(head, c, None, norms=a), want, rtol=1e-14)
+    with pytest.raises(ValueError, match="keep_norms=True"):
+        apply_head("magface", c, 0.5)
+    with pytest.raises(ValueError, match="lower_norm < upper_norm"):
+        MagFaceHead(lower_norm=5, upper_norm=5)
+    assert MagFaceHead() == MagFaceHead() and "upper_norm=110" in repr(head)
+
+
+def _magface_data():
+    # unnormalised features whose norms span the clipped range
+    rng = np.random.default_rng(7)
+    n_ids, k, d = 5, 4, 6
+    X = np.repeat(rng.normal(size=(n_ids, d)), k, axis=0) + rng.normal(size=(20, d))
+    X *= rng.uniform(2, 150, size=(20, 1)) / np.linalg.norm(X, axis=1, keepdims=True)
+    return X, np.repeat(np.array(list("abcde")), k)
+
+
+def test_magface_penalised_logit_and_prototype_ce_by_hand():
+    X, ids = _magface_data()
+    s = 64.0
+    norms = np.linalg.norm(X, axis=1)
+    E = X / norms[:, None]
+    labels = sorted(set(ids))
+    protos = {g: _unit(E[ids == g].mean(axis=0)) for g in labels}
+    pen, ce = {}, {}
+    for g in labels:
+        rows = np.flatnonzero(ids == g)
+        ells, losses = [], []
+        for i in rows:
+            m_i = _magface_m(norms[i])
+            others = E[[r for r in rows if r != i]].mean(axis=0)
+            c_loo = float(E[i] @ _unit(others))
+            ells.append(s * math.cos(math.acos(c_loo) + m_i))
+            own = s * math.cos(math.acos(min(1.0, float(E[i] @ protos[g]))) + m_i)
+            neg = [s * float(E[i] @ w) for h, w in protos.items() if h != g]
+            losses.append(-math.log1p(math.fsum(math.exp(v - own) for v in neg)))
+        pen[g], ce[g] = np.mean(ells), np.mean(losses)
+    got_pen = penalised_logit(X, ids, head="magface", keep_norms=True)
+    got_ce = prototype_ce(X, ids, head="magface", keep_norms=True)
+    assert_allclose(got_pen.to_numpy(), [pen[g] for g in labels], rtol=1e-10)
+    assert_allclose(got_ce.to_numpy(), [ce[g] for g in labels], rtol=1e-9)
+    # the norms change the value: the same rows normalised give the lower margin
+    with pytest.warns(UserWarning, match="norm 1"):
+        flat = penalised_logit(E, ids, head="magface", keep_norms=True)
+    assert_allclose(flat, penalised_logit(E, ids, head="arcface", margin=0.45))
+    # keep_norms leaves the norm-free heads and statistics unchanged
+    table = membership_statistics(X, ids, keep_norms=True).set_index("identity")
+    assert_allclose(table, membership_statistics(X, ids).set_index("identity"))
+    mag = membership_statistics(X, ids, head="magface", keep_norms=True)
+    assert_allclose(mag["penalised_logit"], got_pen.to_numpy(), rtol=1e-12)
+    assert_allclose(mag["prototype_ce"], got_ce.to_numpy(), rtol=1e-12)
+
+
+def test_magface_needs_kept_norms():
+    X, ids = _magface_data()
+    with pytest.raises(ValueError, match="keep_norms=True"):
+        penalised_logit(X, ids, head="magface")
+    with pytest.raises(ValueError, match="keep_norms=True"):
+        membership_statistics(X, ids, head="magface")
+
+
+def test_magface_in_membership_geometry_with_matched_k():
+    from skprivacy.membership import MembershipGeometry
+
+    X, ids = _magface_data()
+    X = np.vstack([X, X[:3] * 0.7])  # identity "a" gets k = 7, the others 4
+    ids = np.concatenate([ids, ids[:3]])
+    member = np.isin(ids, ["a", "b", "c"]).astype(int)
+    with pytest.raises(ValueError, match="keep_norms=True"):
+        MembershipGeometry(head="magface", cv=2).fit(X, ids, member=member)
+    mg = MembershipGeometry(
+        head="magface", keep_norms=True, cv=2, n_permutations=9, random_state=0
+    ).fit(X, ids, member=member)
+    # the k-matched rows carry their own norms: equal to the function on them
+    from skprivacy.membership._statistics import _matched_rows
+
+    codes = np.unique(ids, return_inverse=True)[1]
+    keep = _matched_rows(codes, 5, 4, 0)
+    want = membership_statistics(X[keep], ids[keep], head="magface", keep_norms=True)
+    got = mg.statistics_.set_index("identity")
+    for c in ["penalised_logit", "prototype_ce"]:
+        assert_allclose(got[c], want.set_index("identity")[c], rtol=1e-12)

@@ -427,6 +427,65 @@ def test_membership_display_from_estimator():
         MembershipDistributionDisplay.from_estimator(GaussMechAuditor())
 
 
+def test_membership_display_from_reference_sets():
+    from skprivacy.membership import audit_reference_sets
+
+    kw = {
+        "n_members": 12,
+        "n_nonmembers": 10,
+        "n_features": 16,
+        "concentration_gap": 0.3,
+        "random_state": 4,
+    }
+    X, ids, m = make_membership_embeddings(**kw)
+    Xs, ids_s, _ = make_membership_embeddings(domain_shift=0.6, **kw)
+    refs = {"held-out": (X[~m], ids[~m]), "shifted": (Xs[~m], ids_s[~m])}
+    est = MembershipGeometry(cv=3, n_permutations=9, random_state=0)
+    fig, axes = plt.subplots(1, 2)
+    display = MembershipDistributionDisplay.from_reference_sets(
+        X[m],
+        ids[m],
+        refs,
+        same_domain="held-out",
+        estimator=est,
+        statistics=["pair_cos", "prototype_ce"],
+        ax=axes,
+    )
+    assert list(display.axes_) == list(axes) and display.figure_ is fig
+    _, dist = audit_reference_sets(
+        X[m],
+        ids[m],
+        refs,
+        same_domain="held-out",
+        estimator=est,
+        return_distributions=True,
+    )
+    res = display.results_
+    names = {
+        "held-out": "held-out (membership)",
+        "shifted": "shifted (membership + domain shift)",
+    }
+    for ref, label in names.items():
+        for stat in ["pair_cos", "prototype_ce"]:
+            want = res[(res["reference"] == ref) & (res["statistic"] == stat)]
+            assert display.auc.loc[label, stat] == pytest.approx(want["auc"].item())
+    # boxes: per reference, members then non-members, medians of the values
+    sub = dist[dist["statistic"] == "prototype_ce"]
+    expected = [
+        np.median(sub[(sub["reference"] == r) & (sub["member"] == mem)]["value"])
+        for r in names
+        for mem in [True, False]
+    ]
+    assert_allclose(
+        _box_medians(display.distributions_["prototype_ce"]), expected, rtol=1e-12
+    )
+    assert _ticklabels(display.axes_[0])[2] == (
+        "shifted (membership + domain shift): members (n=12)"
+    )
+    redrawn = display.plot(ax=plt.subplots(1, 2)[1], kind="violin")
+    assert redrawn is display and len(display.axes_) == 2
+
+
 @pytest.mark.parametrize(
     "change, match",
     [

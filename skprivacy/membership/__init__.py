@@ -7,6 +7,7 @@ from skprivacy.membership._reference import audit_reference_sets
 from skprivacy.membership._statistics import (
     HEADS,
     STATISTICS,
+    MagFaceHead,
     apply_head,
     membership_statistics,
     pair_cos,
@@ -18,6 +19,7 @@ from skprivacy.membership._statistics import (
 __all__ = [
     "HEADS",
     "STATISTICS",
+    "MagFaceHead",
     "MembershipGeometry",
     "apply_head",
     "audit_reference_sets",

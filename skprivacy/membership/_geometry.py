@@ -19,11 +19,12 @@ from sklearn.utils.metaestimators import available_if
 
 from skprivacy.exceptions import ProbeCountWarning
 from skprivacy.membership._statistics import (
+    _WORKING_DTYPES,
     HEADS,
     _check_statistics,
     _compute_table,
     _matched_rows,
-    _Segments,
+    _segments,
 )
 from skprivacy.utils import validate_identity_data
 from skprivacy.utils._random import seed_from
@@ -343,9 +344,12 @@ class MembershipGeometry(BaseEstimator):
         "penalised_logit", "prototype_ce")``. PairCos and vMF-kappa need only
         the embeddings (black box); PenLogit and ProtoCE also use the loss
         head, ``scale`` and ``margin`` (grey box).
-    head : {"arcface", "cosface", "sphereface"} or callable, default="arcface"
-        Margin head ``g(cos theta, m)`` of the audited model (see
-        :func:`~skprivacy.membership.penalised_logit`).
+    head : str or callable, default="arcface"
+        Margin head ``g(cos theta, m)`` of the audited model: ``"arcface"``,
+        ``"cosface"``, ``"sphereface"``, ``"magface"`` (magnitude-aware,
+        needs ``keep_norms=True``) or a callable (see
+        :func:`~skprivacy.membership.penalised_logit` and
+        :class:`~skprivacy.membership.MagFaceHead`).
     scale : float, default=64.0
         Loss scale ``s``.
     margin : float, default=0.5
@@ -374,6 +378,12 @@ class MembershipGeometry(BaseEstimator):
         has the same ``k``. With False, a :class:`~skprivacy.exceptions.
         ProbeCountWarning` is raised when members and non-members differ in
         ``k``.
+    keep_norms : bool, default=False
+        Keep each row's L2 norm (before normalisation) for a magnitude-aware
+        head (``head="magface"`` or a
+        :class:`~skprivacy.membership.MagFaceHead`): pass the model's
+        *unnormalised* features then. Every statistic uses the normalised
+        rows; the norms only set each probe's margin in PenLogit and ProtoCE.
     n_permutations : int, default=999
         Relabellings of member/non-member among the identities for the
         permutation p-values (``auc_p_values_``, ``fusion_p_value_``); 0
@@ -522,6 +532,7 @@ class MembershipGeometry(BaseEstimator):
         "cv": ["cv_object"],
         "leave_one_out": ["boolean"],
         "match_k": ["boolean"],
+        "keep_norms": ["boolean"],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
@@ -539,6 +550,7 @@ class MembershipGeometry(BaseEstimator):
         cv=5,
         leave_one_out=False,
         match_k=True,
+        keep_norms=False,
         n_permutations=999,
         confidence_level=0.95,
         n_jobs=None,
@@ -552,6 +564,7 @@ class MembershipGeometry(BaseEstimator):
         self.cv = cv
         self.leave_one_out = leave_one_out
         self.match_k = match_k
+        self.keep_norms = keep_norms
         self.n_permutations = n_permutations
         self.confidence_level = confidence_level
         self.n_jobs = n_jobs
@@ -560,9 +573,15 @@ class MembershipGeometry(BaseEstimator):
     # ------------------------------------------------------------------ helpers
     def _table(self, X, ids, *, reset, min_identities):
         data = validate_identity_data(
-            self, X, ids, reset=reset, min_identities=min_identities
+            self,
+            X,
+            ids,
+            reset=reset,
+            min_identities=min_identities,
+            normalize=not self.keep_norms,
+            dtype=_WORKING_DTYPES,
         )
-        seg = _Segments(data.X, data.codes, data.identities, data.drop_report)
+        seg = _segments(data, keep_norms=self.keep_norms, head=self.head)
         if reset:
             self.k_matched_ = int(seg.k.min()) if self.match_k else None
         k_target = self.k_matched_
@@ -581,9 +600,7 @@ class MembershipGeometry(BaseEstimator):
                 keep = _matched_rows(
                     seg.codes, len(seg.identities), k_target, _seed(self.random_state)
                 )
-                matched = _Segments(
-                    seg.Z[keep], seg.codes[keep], seg.identities, seg.drop_report
-                )
+                matched = seg.subset(keep)
         table = _compute_table(
             seg,
             self._statistics,

@@ -12,7 +12,13 @@ __all__ = ["audit_reference_sets"]
 
 
 def audit_reference_sets(
-    X_members, ids_members, references, *, same_domain=None, estimator=None
+    X_members,
+    ids_members,
+    references,
+    *,
+    same_domain=None,
+    estimator=None,
+    return_distributions=False,
 ):
     """Membership AUC of one member set against each non-member reference set.
 
@@ -44,6 +50,9 @@ def audit_reference_sets(
     estimator : MembershipGeometry, default=None
         Configured auditor (cloned for each reference); None means
         ``MembershipGeometry()``.
+    return_distributions : bool, default=False
+        Also return the per-identity statistic values behind every AUC, for
+        :class:`~skprivacy.plotting.MembershipDistributionDisplay`.
 
     Returns
     -------
@@ -56,6 +65,17 @@ def audit_reference_sets(
         identity-level permutation p-value of the AUC), ``n_members``,
         ``n_nonmembers``. Each AUC is the sample AUC, a point estimate; the
         population AUC is the lower bound on membership information.
+    distributions : pandas.DataFrame
+        Only with ``return_distributions=True``. Long format, one row per
+        (reference, statistic, identity): ``reference``, ``role``,
+        ``statistic``, ``identity`` (the label as given, members' and the
+        reference's), ``member`` (bool), ``k`` (probes) and ``value`` (the
+        statistic, higher = member-like). The members' values are those of
+        the comparison with that reference (ProtoCE's negatives are the
+        identities audited together), so members appear once per reference.
+        ``MembershipDistributionDisplay.from_frame(distributions)`` draws
+        them; the AUC of each (reference, statistic) group is the ``auc`` of
+        ``results``.
 
     Examples
     --------
@@ -69,6 +89,10 @@ def audit_reference_sets(
     >>> res = audit_reference_sets(X[m], ids[m], refs, same_domain="held-out")
     >>> res.pivot(index="reference", columns="statistic", values="auc").shape
     (2, 5)
+    >>> res, dist = audit_reference_sets(
+    ...     X[m], ids[m], refs, same_domain="held-out", return_distributions=True)
+    >>> dist.groupby(["reference", "member"]).size().tolist()  # 4 statistics x 20
+    [80, 80, 80, 80]
     """
     if not isinstance(references, dict) or not references:
         raise ValueError(
@@ -89,7 +113,8 @@ def audit_reference_sets(
         )
     X_members = np.asarray(X_members)
     ids_members = np.asarray(ids_members)
-    rows = []
+    rows, distributions = [], []
+    member_labels = np.array([f"member/{i}" for i in ids_members], dtype=object)
     for name, ref in references.items():
         try:
             X_ref, ids_ref = ref
@@ -104,12 +129,8 @@ def audit_reference_sets(
                 f"members have {X_members.shape[1]} features."
             )
         X = np.vstack([X_members, X_ref])
-        ids = np.concatenate(
-            [
-                np.array([f"member/{i}" for i in ids_members], dtype=object),
-                np.array([f"{name}/{i}" for i in ids_ref], dtype=object),
-            ]
-        )
+        ref_labels = np.array([f"{name}/{i}" for i in ids_ref], dtype=object)
+        ids = np.concatenate([member_labels, ref_labels])
         member = np.r_[np.ones(len(ids_members)), np.zeros(len(ids_ref))]
         mg = clone(estimator).fit(X, ids, member=member)
         if same_domain is None:
@@ -119,6 +140,12 @@ def audit_reference_sets(
         else:
             role = "membership + domain shift"
         sep = mg.separability_
+        if return_distributions:
+            distributions.append(
+                _long_statistics(
+                    mg, name, role, member_labels, ids_members, ref_labels, ids_ref
+                )
+            )
         for stat in sep.index:
             rows.append(
                 {
@@ -148,4 +175,36 @@ def audit_reference_sets(
                 "n_nonmembers": int(sep["n_nonmembers"].iloc[0]),
             }
         )
-    return pd.DataFrame(rows)
+    results = pd.DataFrame(rows)
+    if return_distributions:
+        return results, pd.concat(distributions, ignore_index=True)
+    return results
+
+
+_DISTRIBUTION_COLUMNS = [
+    "reference",
+    "role",
+    "statistic",
+    "identity",
+    "member",
+    "k",
+    "value",
+]
+
+
+def _long_statistics(mg, name, role, member_labels, ids_members, ref_labels, ids_ref):
+    # The fitted per-identity table in long format, with the labels as given
+    # (the auditor saw them namespaced by reference).
+    original = dict(zip(member_labels, ids_members.tolist()))
+    original.update(zip(ref_labels, ids_ref.tolist()))
+    long = mg.statistics_.melt(
+        id_vars=["identity", "member", "k"],
+        value_vars=list(mg.separability_.index),
+        var_name="statistic",
+        value_name="value",
+    )
+    long["identity"] = long["identity"].map(original)
+    long["member"] = long["member"].astype(bool)
+    long["reference"] = name
+    long["role"] = role
+    return long[_DISTRIBUTION_COLUMNS]

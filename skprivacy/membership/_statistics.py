@@ -11,6 +11,7 @@ identities; ProtoCE, whose cost is one ``n_samples x n_identities`` Gram block,
 is computed in row blocks so memory stays bounded.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,11 +26,12 @@ from skprivacy.utils import (
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._random import check_generator
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
-from skprivacy.utils._validation import _num_rows
+from skprivacy.utils._validation import _divide_rows, _num_rows, row_norms
 
 __all__ = [
     "HEADS",
     "STATISTICS",
+    "MagFaceHead",
     "membership_statistics",
     "pair_cos",
     "penalised_logit",
@@ -41,34 +43,187 @@ __all__ = [
 #: of :func:`membership_statistics`). Higher values are member-like for all four.
 STATISTICS = ("pair_cos", "vmf_kappa", "penalised_logit", "prototype_ce")
 
-#: Named margin heads ``g(cos theta, m)``.
-HEADS = ("arcface", "cosface", "sphereface")
+# Working dtypes of the statistics: float32 input stays float32 (Gram
+# blocks of ProtoCE in float32, sums accumulated in float64); anything else is
+# converted to float64.
+_WORKING_DTYPES = [np.float64, np.float32]
+
+#: Named margin heads ``g(cos theta, m)``; ``"magface"`` is magnitude-aware
+#: (its margin is a function of each probe's feature norm, see
+#: :class:`MagFaceHead`).
+HEADS = ("arcface", "cosface", "sphereface", "magface")
 
 _HEAD_PARAMS = {
     "head": [StrOptions(set(HEADS)), callable],
     "scale": [Interval(Real, 0, None, closed="neither")],
     "margin": [Interval(Real, None, None, closed="neither")],
+    "keep_norms": ["boolean"],
 }
 
 
 # ----------------------------------------------------------------------------
 # Margin heads
 # ----------------------------------------------------------------------------
-def apply_head(head, cos, margin):
+class MagFaceHead:
+    r"""MagFace's magnitude-aware ArcFace head (Meng et al., CVPR 2021).
+
+    MagFace trains with an additive angular margin that grows with the
+    feature norm :math:`a = \lVert x\rVert` of the (unnormalised) embedding,
+    so its loss cannot be evaluated on L2-normalised rows alone. For a probe
+    of norm :math:`a` the penalised own-class cosine is
+
+    .. math::
+        g(\cos\theta, a) = \cos(\theta + m(a)),\qquad
+        m(a) = \frac{u_m - l_m}{u_a - l_a}\,(\operatorname{clip}(a, l_a, u_a)
+        - l_a) + l_m,
+
+    the linear margin function of the paper, with the norm clipped to
+    :math:`[l_a, u_a]` as in its reference implementation. Use it as
+    ``head="magface"`` (these published defaults) or pass an instance with
+    other bounds as ``head``, together with ``keep_norms=True`` and the
+    *unnormalised* embeddings, in :func:`penalised_logit`,
+    :func:`prototype_ce`, :func:`membership_statistics` or
+    :class:`~skprivacy.membership.MembershipGeometry`.
+
+    Parameters
+    ----------
+    lower_norm : float, default=10.0
+        :math:`l_a`, the norm at which the margin is smallest.
+    upper_norm : float, default=110.0
+        :math:`u_a`, the norm at which the margin is largest.
+    lower_margin : float, default=0.45
+        :math:`l_m = m(l_a)`, in radians.
+    upper_margin : float, default=0.8
+        :math:`u_m = m(u_a)`, in radians.
+
+    Attributes
+    ----------
+    uses_norms : bool
+        Always True: the head is called as ``head(cos, margin, norms)``; the
+        ``margin`` argument (the estimator's ``margin``) is ignored.
+
+    See Also
+    --------
+    apply_head : Evaluate any head.
+
+    Notes
+    -----
+    As the other heads here, the angular margin is *plain*:
+    :math:`\cos(\theta + m)` without the easy-margin fallback of the
+    reference code for :math:`\theta + m > \pi`. MagFace's regulariser
+    :math:`\lambda_g g(a)` with :math:`g(a) = 1/a + a/u_a^2` depends on the
+    norm only, not on the cluster geometry, and is not part of PenLogit or
+    ProtoCE. The defaults are those of the paper's released models
+    (iResNet on MS1MV2: :math:`l_a = 10`, :math:`u_a = 110`,
+    :math:`l_m = 0.45`, :math:`u_m = 0.8`, :math:`s = 64`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.membership import MagFaceHead
+    >>> head = MagFaceHead()
+    >>> head.margin(np.array([5.0, 60.0, 200.0]))  # clipped to [10, 110]
+    array([0.45 , 0.625, 0.8  ])
+    >>> float(head(np.cos(0.5), None, np.array(60.0)))  # cos(0.5 + 0.625)
+    0.4311...
+    """
+
+    uses_norms = True
+
+    def __init__(
+        self, lower_norm=10.0, upper_norm=110.0, lower_margin=0.45, upper_margin=0.8
+    ):
+        for name, value in (
+            ("lower_norm", lower_norm),
+            ("upper_norm", upper_norm),
+            ("lower_margin", lower_margin),
+            ("upper_margin", upper_margin),
+        ):
+            if not isinstance(value, Real) or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number; got {value!r}.")
+        if not 0 <= lower_norm < upper_norm:
+            raise ValueError(
+                "MagFaceHead needs 0 <= lower_norm < upper_norm; got "
+                f"lower_norm={lower_norm!r}, upper_norm={upper_norm!r}."
+            )
+        self.lower_norm = float(lower_norm)
+        self.upper_norm = float(upper_norm)
+        self.lower_margin = float(lower_margin)
+        self.upper_margin = float(upper_margin)
+
+    def margin(self, norms):
+        r"""Return the margin :math:`m(a)` of each feature norm.
+
+        Parameters
+        ----------
+        norms : array-like
+            Feature norms :math:`\lVert x\rVert` of the unnormalised
+            embeddings.
+
+        Returns
+        -------
+        margin : ndarray
+            :math:`m(\operatorname{clip}(a, l_a, u_a))`, same shape as
+            ``norms``.
+        """
+        a = np.clip(
+            np.asarray(norms, dtype=np.float64), self.lower_norm, self.upper_norm
+        )
+        slope = (self.upper_margin - self.lower_margin) / (
+            self.upper_norm - self.lower_norm
+        )
+        return slope * (a - self.lower_norm) + self.lower_margin
+
+    def __call__(self, cos, margin, norms):
+        r"""Return :math:`\cos(\theta + m(a))`; ``margin`` is ignored."""
+        theta = np.arccos(np.clip(np.asarray(cos, dtype=np.float64), -1.0, 1.0))
+        return np.cos(theta + self.margin(norms))
+
+    def __repr__(self):
+        return (
+            f"MagFaceHead(lower_norm={self.lower_norm:g}, upper_norm="
+            f"{self.upper_norm:g}, lower_margin={self.lower_margin:g}, "
+            f"upper_margin={self.upper_margin:g})"
+        )
+
+    def __eq__(self, other):
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __hash__(self):
+        return hash((type(self), tuple(sorted(vars(self).items()))))
+
+
+def _resolve_head(head):
+    return MagFaceHead() if isinstance(head, str) and head == "magface" else head
+
+
+def _uses_norms(head):
+    return bool(getattr(_resolve_head(head), "uses_norms", False))
+
+
+def apply_head(head, cos, margin, norms=None):
     """Return the head-specific penalised cosine ``g(cos theta, m)``.
 
     Parameters
     ----------
-    head : {"arcface", "cosface", "sphereface"} or callable
+    head : {"arcface", "cosface", "sphereface", "magface"} or callable
         ``"arcface"``: ``cos(theta + m)``, *plain* (no easy-margin fallback when
         ``theta + m > pi``); ``"cosface"``: ``cos(theta) - m``;
         ``"sphereface"``: ``cos(m * theta)`` (``m`` multiplicative, e.g. 4 in
-        the original SphereFace). A callable is called as ``head(cos, margin)``
-        with an ndarray and must return an array of the same shape.
+        the original SphereFace); ``"magface"``: ``cos(theta + m(||x||))``
+        with MagFace's margin function of the feature norm
+        (:class:`MagFaceHead` with its published defaults; ``margin`` is
+        ignored). A callable is called as ``head(cos, margin)`` with an
+        ndarray and must return an array of the same shape; a callable with
+        a true attribute ``uses_norms`` (e.g. a :class:`MagFaceHead`) is
+        called as ``head(cos, margin, norms)``.
     cos : ndarray
         Cosines, clipped to ``[-1, 1]`` before taking ``arccos``.
     margin : float
         The margin ``m``.
+    norms : ndarray, default=None
+        Feature norms of the probes the cosines belong to (same shape as
+        ``cos``); required by magnitude-aware heads, ignored by the others.
 
     Returns
     -------
@@ -83,6 +238,9 @@ def apply_head(head, cos, margin):
     >>> heads = ["arcface", "cosface", "sphereface"]
     >>> [round(float(apply_head(h, c, m)), 6) for h, m in zip(heads, [np.pi / 6, 0.25, 2])]
     [0.0, 0.25, -0.5]
+    >>> # MagFace, norm 110: margin 0.8
+    >>> round(float(apply_head("magface", c, None, norms=110.0)), 6)
+    -0.272895
     """
     cos = np.asarray(cos, dtype=np.float64)
     if not np.all(np.isfinite(cos)):
@@ -91,8 +249,19 @@ def apply_head(head, cos, margin):
             f"cos has {bad.size} non-finite value(s) (NaN or infinity) at flat "
             f"position(s) {bad[:5].tolist()}; a head needs finite cosines."
         )
+    head = _resolve_head(head)
     if callable(head):
-        g = np.asarray(head(cos, margin), dtype=np.float64)
+        if getattr(head, "uses_norms", False):
+            if norms is None:
+                raise ValueError(
+                    f"The head {head!r} is magnitude-aware: its margin depends on "
+                    "each probe's feature norm. Pass the unnormalised embeddings "
+                    "with keep_norms=True."
+                )
+            g = head(cos, margin, np.broadcast_to(norms, cos.shape))
+        else:
+            g = head(cos, margin)
+        g = np.asarray(g, dtype=np.float64)
         if g.shape != cos.shape:
             raise ValueError(
                 "A callable head must return an array of the same shape as its "
@@ -120,21 +289,33 @@ class _Segments:
     Attributes: ``Z`` (n, d) unit rows, ``codes`` (n,), ``identities`` (G,),
     ``k`` (G,), ``S`` (G, d) per-identity sums, ``S2`` (G,) squared norms of
     ``S``, ``sq`` (G,) per-identity sum of squared row norms (= k up to
-    rounding), ``eS`` (n,) the dot products ``e_i . S_{y_i}``.
+    rounding), ``eS`` (n,) the dot products ``e_i . S_{y_i}``, ``norms``
+    (n,) the rows' norms before L2 normalisation, or None when not kept.
     """
 
-    def __init__(self, Z, codes, identities, drop_report):
+    def subset(self, keep):
+        """Return the same identities on the rows ``keep`` (sorted indices)."""
+        norms = None if self.norms is None else self.norms[keep]
+        return _Segments(
+            self.Z[keep], self.codes[keep], self.identities, self.drop_report, norms
+        )
+
+    def __init__(self, Z, codes, identities, drop_report, norms=None):
         self.Z = Z
+        self.norms = norms  # input row norms, kept for magnitude-aware heads
         self.codes = codes
         self.identities = identities
         self.drop_report = drop_report
         n, d = Z.shape
         G = len(identities)
         self.k = np.bincount(codes, minlength=G).astype(np.float64)
-        # One sparse indicator product gives every identity's sum at once.
-        self.S = identity_sums(Z, codes, G, dtype=np.float64)
+        # Sums accumulate in float64 whatever the dtype of Z (a float32 input
+        # keeps float32 rows); they are linear in the data, so this costs little.
+        self.S = _identity_sums64(Z, codes, G)
         self.S2 = np.einsum("ij,ij->i", self.S, self.S)
-        self.sq = np.bincount(codes, weights=np.einsum("ij,ij->i", Z, Z), minlength=G)
+        self.sq = np.bincount(
+            codes, weights=np.einsum("ij,ij->i", Z, Z, dtype=np.float64), minlength=G
+        )
         self.eS = _rowwise_dot(Z, self.S, codes)
 
     @property
@@ -158,12 +339,24 @@ def _matched_rows(codes, n_groups, k_target, random_state):
     return np.sort(order[position < k_target])
 
 
+def _identity_sums64(Z, codes, n_groups, block=65536):
+    # float64 per-identity sums; a float32 Z is converted one row block at a
+    # time so that no float64 copy of the whole matrix is made.
+    if Z.dtype == np.float64 or Z.shape[0] <= block:
+        return identity_sums(Z, codes, n_groups, dtype=np.float64)
+    S = np.zeros((n_groups, Z.shape[1]))
+    for start in range(0, Z.shape[0], block):
+        sl = slice(start, start + block)
+        S += identity_sums(Z[sl], codes[sl], n_groups, dtype=np.float64)
+    return S
+
+
 def _rowwise_dot(Z, S, codes, block=8192):
     # e_i . S_{y_i} without materialising S[codes] (n x d) all at once.
     out = np.empty(Z.shape[0], dtype=np.float64)
     for start in range(0, Z.shape[0], block):
         sl = slice(start, start + block)
-        out[sl] = np.einsum("ij,ij->i", Z[sl], S[codes[sl]])
+        out[sl] = np.einsum("ij,ij->i", Z[sl], S[codes[sl]], dtype=np.float64)
     return out
 
 
@@ -171,7 +364,36 @@ class _Caller(BaseEstimator):
     """Stand-in estimator carrying validate_data's bookkeeping for a function."""
 
 
-def _prepare(X, ids, *, caller):
+def _segments(data, *, keep_norms, head):
+    """``_Segments`` of validated data; unit rows, norms kept on request.
+
+    ``data`` comes from ``validate_identity_data(..., normalize=not
+    keep_norms)``: with ``keep_norms`` its rows are the cleaned input rows,
+    whose norms are recorded before they are L2-normalised here.
+    """
+    if not keep_norms:
+        if _uses_norms(head):
+            raise ValueError(
+                f"The head {_resolve_head(head)!r} is magnitude-aware: its margin "
+                "depends on each probe's feature norm, which L2 normalisation "
+                "discards. Pass the unnormalised embeddings with keep_norms=True."
+            )
+        return _Segments(data.X, data.codes, data.identities, data.drop_report)
+    norms = row_norms(data.X)
+    if _uses_norms(head) and np.allclose(norms, 1.0, rtol=0, atol=1e-3):
+        warnings.warn(
+            "keep_norms=True but every embedding has norm 1: they look "
+            "L2-normalised already, so the magnitude-aware head sees one norm "
+            "for all probes (MagFace: the constant margin of its lower norm "
+            "bound). Pass the model's unnormalised features.",
+            UserWarning,
+            stacklevel=3,
+        )
+    Z = _divide_rows(data.X, norms)
+    return _Segments(Z, data.codes, data.identities, data.drop_report, norms)
+
+
+def _prepare(X, ids, *, caller, keep_norms=False, head=None):
     """Validate ``(X, ids)``, drop unusable rows and identities with k < 2.
 
     The shared input layer (:func:`~skprivacy.utils.validate_identity_data`):
@@ -179,13 +401,19 @@ def _prepare(X, ids, *, caller):
     """
     ids = check_identity_labels(ids, name="ids", n_samples=_num_rows(X))
     data = validate_identity_data(
-        _Caller(), X, ids, min_samples_per_identity=2, min_identities=0
+        _Caller(),
+        X,
+        ids,
+        min_samples_per_identity=2,
+        min_identities=0,
+        normalize=not keep_norms,
+        dtype=_WORKING_DTYPES,
     )
     if data.n_identities == 0:
         raise ValueError(
             f"{caller}: no identity has at least 2 usable rows; nothing to compute."
         )
-    return _Segments(data.X, data.codes, data.identities, data.drop_report)
+    return _segments(data, keep_norms=keep_norms, head=head)
 
 
 def _series(values, seg, name):
@@ -217,7 +445,7 @@ def _loo_cos(seg):
     # cos angle(e_i, S - e_i) = (e_i.S - ||e_i||^2) / ||S - e_i||,
     # ||S - e_i||^2 = ||S||^2 - 2 e_i.S + ||e_i||^2.
     c = seg.codes
-    e2 = np.einsum("ij,ij->i", seg.Z, seg.Z)
+    e2 = np.einsum("ij,ij->i", seg.Z, seg.Z, dtype=np.float64)
     num = seg.eS - e2
     den2 = seg.S2[c] - 2.0 * seg.eS + e2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -226,8 +454,21 @@ def _loo_cos(seg):
     return np.clip(cos, -1.0, 1.0)
 
 
+def _head_values(head, cos, margin, norms):
+    # apply_head on the defined cosines; NaN where there is no prototype (the
+    # other probes of the identity sum to zero), which apply_head refuses.
+    ok = ~np.isnan(cos)
+    if ok.all():
+        return apply_head(head, cos, margin, norms=norms)
+    out = np.full(cos.shape, np.nan)
+    out[ok] = apply_head(
+        head, cos[ok], margin, norms=None if norms is None else norms[ok]
+    )
+    return out
+
+
 def _penalised_logit(seg, head, scale, margin):
-    ell = scale * apply_head(head, _loo_cos(seg), margin)
+    ell = scale * _head_values(head, _loo_cos(seg), margin, seg.norms)
     return np.bincount(seg.codes, weights=ell, minlength=len(seg.k)) / seg.k
 
 
@@ -237,8 +478,27 @@ def _own_cos(seg, leave_one_out):
     return seg.eS / np.sqrt(seg.S2[seg.codes])
 
 
+def _no_shift_safe(scale, n_columns, dtype):
+    """Whether ``sum_j exp(s cos theta_j)`` is safe without a max-shift.
+
+    With ``|s cos| <= s`` no term overflows or leaves the normal range, and
+    the sum of ``n_columns`` terms stays finite, when ``s + log(n_columns)``
+    is below the log of the largest finite value and ``s`` below minus the
+    log of the smallest normal one (float64: s <= ~700; float32: s <= ~79 for
+    10,000 identities). Then the two extra passes of a generic logsumexp
+    (max, subtract) are not needed.
+    """
+    info = np.finfo(dtype)
+    return scale + np.log(max(n_columns, 1)) <= np.log(info.max) - 1.0 and (
+        scale <= -np.log(info.tiny) - 1.0
+    )
+
+
 def _proto_block(Zb, cb, Ws, s_own, scale, neg_weight):
-    # log sum_{j != y} exp(s cos theta_j) for a block of queries; Ws = s * W.
+    # log sum_{j != y} exp(s cos theta_j) for a block of queries; Ws = s * W,
+    # in the dtype of Zb: a float32 audit runs its Gram block, exponentials
+    # and row sums (numpy's pairwise summation) in float32, and only the
+    # per-row results in float64.
     logits = Zb @ Ws.T
     if neg_weight is None:
         logits[np.arange(Zb.shape[0]), cb] = -np.inf
@@ -249,16 +509,15 @@ def _proto_block(Zb, cb, Ws, s_own, scale, neg_weight):
         logits[own] = -np.inf
         # Rescale the sampled sum to the full negative set (unbiased for the sum).
         log_w = log_w[cb]
-    if scale <= 700.0:
-        # |s cos| <= s <= 700: exp neither overflows nor underflows in float64,
-        # so the max-shift of a generic logsumexp (two extra passes) is not needed.
+    if _no_shift_safe(scale, logits.shape[1], logits.dtype):
         np.exp(logits, out=logits)
-        lse = np.log(logits.sum(axis=1)) + log_w
+        lse = np.log(logits.sum(axis=1).astype(np.float64)) + log_w
     else:
         mx = logits.max(axis=1)
         np.subtract(logits, mx[:, None], out=logits)
         np.exp(logits, out=logits)
-        lse = mx + np.log(logits.sum(axis=1)) + log_w
+        lse = mx.astype(np.float64) + np.log(logits.sum(axis=1).astype(np.float64))
+        lse += log_w
     # -L = s g - log(e^{s g} + e^{lse}) = -log(1 + e^{lse - s g})
     return -np.logaddexp(0.0, lse - s_own)
 
@@ -278,8 +537,9 @@ def _prototype_ce(
     if G == 1:
         # No other identity, no negatives: -L = -log(1) = 0 for every query.
         return np.zeros(1)
-    W = seg.S * (scale / np.sqrt(seg.S2))[:, None]  # scaled prototypes s * w_j
-    s_own = scale * apply_head(head, _own_cos(seg, leave_one_out), margin)
+    # Scaled prototypes s * w_j, from the float64 sums, in the rows' dtype.
+    W = (seg.S * (scale / np.sqrt(seg.S2))[:, None]).astype(seg.Z.dtype, copy=False)
+    s_own = scale * _head_values(head, _own_cos(seg, leave_one_out), margin, seg.norms)
     neg_weight = None
     if n_negatives is not None and n_negatives < G - 1:
         rng = check_generator(random_state)
@@ -401,7 +661,9 @@ def vmf_kappa(X, ids):
     {"X": ["array-like"], "ids": ["array-like"], **_HEAD_PARAMS},
     prefer_skip_nested_validation=True,
 )
-def penalised_logit(X, ids, *, head="arcface", scale=64.0, margin=0.5):
+def penalised_logit(
+    X, ids, *, head="arcface", scale=64.0, margin=0.5, keep_norms=False
+):
     r"""Leave-one-out margin-penalised logit of each identity (PenLogit).
 
     Parameters
@@ -410,16 +672,26 @@ def penalised_logit(X, ids, *, head="arcface", scale=64.0, margin=0.5):
         Embeddings (cleaned and L2-normalised as in :func:`pair_cos`).
     ids : array-like of shape (n_samples,)
         Identity label of each row.
-    head : {"arcface", "cosface", "sphereface"} or callable, default="arcface"
+    head : str or callable, default="arcface"
         Penalisation ``g(cos theta, m)``: ``"arcface"`` is ``cos(theta + m)``
         (plain, without insightface's easy-margin fallback for
         ``theta + m > pi``), ``"cosface"`` is ``cos(theta) - m``,
-        ``"sphereface"`` is ``cos(m theta)`` (``m`` multiplicative, e.g. 4). A
-        callable is called as ``head(cos, margin)`` on an ndarray.
+        ``"sphereface"`` is ``cos(m theta)`` (``m`` multiplicative, e.g. 4),
+        ``"magface"`` is ``cos(theta + m(||x||))`` with MagFace's margin
+        function of the probe's feature norm (:class:`MagFaceHead`; needs
+        ``keep_norms=True``, ignores ``margin``). A callable is called as
+        ``head(cos, margin)`` on an ndarray (``head(cos, margin, norms)`` if
+        it has a true ``uses_norms`` attribute).
     scale : float, default=64.0
         Loss scale ``s``.
     margin : float, default=0.5
         Margin ``m``.
+    keep_norms : bool, default=False
+        Keep each row's L2 norm (before normalisation) for a magnitude-aware
+        head (``head="magface"`` or a :class:`MagFaceHead`); pass the model's
+        *unnormalised* features then. The statistics still use the normalised
+        rows; the norms only set each probe's margin. A magnitude-aware head
+        without it is an error (normalised rows have no norm left).
 
     Returns
     -------
@@ -443,7 +715,7 @@ def penalised_logit(X, ids, *, head="arcface", scale=64.0, margin=0.5):
     >>> float(penalised_logit(X, [0, 0], head="cosface", scale=1.0, margin=0.25).iloc[0])
     -0.25
     """
-    seg = _prepare(X, ids, caller="penalised_logit")
+    seg = _prepare(X, ids, caller="penalised_logit", keep_norms=keep_norms, head=head)
     return _series(_penalised_logit(seg, head, scale, margin), seg, "penalised_logit")
 
 
@@ -472,6 +744,7 @@ def prototype_ce(
     random_state=None,
     batch_size=2048,
     n_jobs=None,
+    keep_norms=False,
 ):
     r"""Negative prototype softmax cross-entropy of each identity (ProtoCE).
 
@@ -483,7 +756,7 @@ def prototype_ce(
         Identity label of each row. The prototypes of **all** identities in
         ``X`` (with at least 2 usable rows) are the negatives, so the value of
         an identity depends on which other identities are audited with it.
-    head : {"arcface", "cosface", "sphereface"} or callable, default="arcface"
+    head : str or callable, default="arcface"
         Penalisation of the own-class logit (see :func:`penalised_logit`).
     scale : float, default=64.0
         Loss scale ``s``.
@@ -510,6 +783,12 @@ def prototype_ce(
         Query rows per Gram block (memory ``batch_size x n_identities``).
     n_jobs : int, default=None
         Blocks processed in parallel threads through joblib.
+    keep_norms : bool, default=False
+        Keep each row's L2 norm (before normalisation) for a magnitude-aware
+        head (``head="magface"`` or a :class:`MagFaceHead`); pass the model's
+        *unnormalised* features then. The statistics still use the normalised
+        rows; the norms only set each probe's margin. A magnitude-aware head
+        without it is an error (normalised rows have no norm left).
 
     Returns
     -------
@@ -541,7 +820,7 @@ def prototype_ce(
     1   -0.3085
     Name: prototype_ce, dtype: float64
     """
-    seg = _prepare(X, ids, caller="prototype_ce")
+    seg = _prepare(X, ids, caller="prototype_ce", keep_norms=keep_norms, head=head)
     values = _prototype_ce(
         seg,
         head,
@@ -616,6 +895,7 @@ def membership_statistics(
     margin=0.5,
     leave_one_out=False,
     n_jobs=None,
+    keep_norms=False,
 ):
     """Compute several membership statistics at once, sharing the segment sums.
 
@@ -634,6 +914,9 @@ def membership_statistics(
         ProtoCE's own-prototype convention (see :func:`prototype_ce`).
     n_jobs : int, default=None
         Threads for the ProtoCE Gram blocks.
+    keep_norms : bool, default=False
+        Keep the rows' norms for a magnitude-aware head (see
+        :func:`penalised_logit`).
 
     Returns
     -------
@@ -651,7 +934,9 @@ def membership_statistics(
     ['identity', 'k', 'pair_cos', 'vmf_kappa', 'penalised_logit', 'prototype_ce']
     """
     statistics = _check_statistics(statistics)
-    seg = _prepare(X, ids, caller="membership_statistics")
+    seg = _prepare(
+        X, ids, caller="membership_statistics", keep_norms=keep_norms, head=head
+    )
     return _compute_table(
         seg,
         statistics,

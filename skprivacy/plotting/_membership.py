@@ -21,9 +21,11 @@ class MembershipDistributionDisplay:
     box (or violin) of the members' and of the reference's non-members'
     per-identity values, with the member-vs-non-member AUC (> 0.5 = members
     score higher; a point estimate). Build it with :meth:`from_estimator` (a
-    :class:`~skprivacy.MembershipGeometry` fitted with membership labels) or
-    :meth:`from_frame` (a long-format table, one row per identity, statistic
-    and reference).
+    :class:`~skprivacy.MembershipGeometry` fitted with membership labels),
+    :meth:`from_reference_sets` (one member set against several non-member
+    references, through
+    :func:`~skprivacy.membership.audit_reference_sets`) or :meth:`from_frame`
+    (a long-format table, one row per identity, statistic and reference).
 
     Parameters
     ----------
@@ -43,6 +45,10 @@ class MembershipDistributionDisplay:
         Figure containing the axes.
     distributions_ : dict of str to dict
         Artists of ``boxplot``/``violinplot`` per statistic.
+    results_ : pandas.DataFrame
+        Only from :meth:`from_reference_sets`: the
+        :func:`~skprivacy.membership.audit_reference_sets` table (AUC,
+        DeLong interval and permutation p-value per reference and statistic).
 
     See Also
     --------
@@ -160,9 +166,10 @@ class MembershipDistributionDisplay:
         frame : pandas.DataFrame
             Columns ``reference``, ``statistic``, ``member`` and ``value``
             (``identity`` is allowed and ignored), one row per identity,
-            statistic and reference, e.g. the per-identity output of
-            :func:`~skprivacy.membership.audit_reference_sets`. ``member`` is
-            boolean (or 0/1).
+            statistic and reference, e.g. the ``distributions`` returned by
+            ``audit_reference_sets(..., return_distributions=True)``
+            (:func:`~skprivacy.membership.audit_reference_sets`; its other
+            columns are ignored). ``member`` is boolean (or 0/1).
         statistics : list of str, default=None
             Statistics to draw, in panel order; None draws every one in the
             table's order.
@@ -231,6 +238,88 @@ class MembershipDistributionDisplay:
         auc = auc.loc[list(pd.unique(frame["reference"]))]
         auc.columns.name = None
         return cls(frame=frame.reset_index(drop=True), auc=auc).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_reference_sets(
+        cls,
+        X_members,
+        ids_members,
+        references,
+        *,
+        same_domain=None,
+        estimator=None,
+        statistics=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Audit one member set against several references and draw them.
+
+        Runs :func:`~skprivacy.membership.audit_reference_sets` with
+        ``return_distributions=True`` and draws, per statistic, the members'
+        and each reference's per-identity values with the AUC of that
+        comparison.
+
+        Parameters
+        ----------
+        X_members : array-like of shape (n_member_rows, n_features)
+            Probe embeddings of identities known to be in the training set.
+        ids_members : array-like of shape (n_member_rows,)
+            Their identity labels.
+        references : dict of str to tuple (X_ref, ids_ref)
+            Named non-member reference sets.
+        same_domain : str, default=None
+            Name of the same-domain held-out reference, if any; its panels
+            are labelled as the membership measurement, the others as
+            membership + domain shift.
+        estimator : MembershipGeometry, default=None
+            Configured auditor (cloned per reference).
+        statistics : list of str, default=None
+            Statistics to draw; None draws every audited statistic.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            See :meth:`plot`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : MembershipDistributionDisplay
+            The plotted display; ``display.results_`` holds the
+            ``audit_reference_sets`` table (AUC, DeLong interval, permutation
+            p-value per reference and statistic, fusion included).
+
+        Examples
+        --------
+        >>> from skprivacy.datasets import make_membership_embeddings
+        >>> from skprivacy.plotting import MembershipDistributionDisplay
+        >>> kw = dict(n_members=15, n_nonmembers=15, concentration_gap=0.3,
+        ...           n_features=16, random_state=0)
+        >>> X, ids, m = make_membership_embeddings(**kw)
+        >>> Xs, ids_s, _ = make_membership_embeddings(domain_shift=0.5, **kw)
+        >>> refs = {"held-out": (X[~m], ids[~m]), "shifted": (Xs[~m], ids_s[~m])}
+        >>> display = MembershipDistributionDisplay.from_reference_sets(
+        ...     X[m], ids[m], refs, same_domain="held-out",
+        ...     statistics=["pair_cos"])
+        >>> display.auc.index.tolist()
+        ['held-out (membership)', 'shifted (membership + domain shift)']
+        """
+        from skprivacy.membership import audit_reference_sets
+
+        results, frame = audit_reference_sets(
+            X_members,
+            ids_members,
+            references,
+            same_domain=same_domain,
+            estimator=estimator,
+            return_distributions=True,
+        )
+        if same_domain is not None:
+            # The role travels with the name, so every panel says which
+            # comparison measures membership.
+            labels = frame["reference"] + " (" + frame["role"] + ")"
+            frame = frame.assign(reference=labels)
+        display = cls.from_frame(frame, statistics=statistics, ax=ax, **kwargs)
+        display.results_ = results
+        return display
 
     @classmethod
     def from_estimator(
