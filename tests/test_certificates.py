@@ -125,7 +125,7 @@ def test_held_out_certificate_recomputed_by_hand():
     train = np.arange(len(ids)) % 2 == 0
     cert = ROCHTCertifier(n_pairs=8, test_size=None).fit(X[train], ids[train])
     value = cert.score(X[~train], ids[~train])
-    table = cert.test_results_
+    table = cert.certify(X[~train], ids[~train])
     assert value == table["epsilon"].max()
     K = len(table)
     assert K == 8
@@ -149,11 +149,83 @@ def test_held_out_certificate_recomputed_by_hand():
 
 def test_held_out_pairs_missing_an_identity_are_not_counted():
     X, ids = make_identity_embeddings(5, 30, 16, random_state=2)
-    cert = ROCHTCertifier(n_pairs=10, test_size=None).fit(X, ids)
-    keep = ids != 0
-    cert.score(X[keep], ids[keep])
-    assert len(cert.test_results_) == 6  # pairs among identities 1..4
-    assert not (cert.test_results_[["id_a", "id_b"]] == 0).any().any()
+    train = np.arange(len(ids)) % 2 == 0
+    cert = ROCHTCertifier(n_pairs=10, test_size=None).fit(X[train], ids[train])
+    keep = ~train & (ids != 0)
+    table = cert.certify(X[keep], ids[keep])
+    assert len(table) == 6  # pairs among identities 1..4
+    assert not (table[["id_a", "id_b"]] == 0).any().any()
+
+
+# ------------------------------------------------------- rows seen in fit (13.1)
+def _identical_distributions(n_rows, seed):
+    # Two identities with the same distribution: every pair's true ε is 0.
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(2 * n_rows, 8)), np.repeat([0, 1], n_rows)
+
+
+def test_scoring_training_rows_is_refused():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, ids = _identical_distributions(60, 0)
+    cert = ROCHTCertifier(KNeighborsClassifier(1), test_size=None).fit(X, ids)
+    before = cert.n_seen_rows_dropped_
+    with pytest.raises(ValueError, match="120 of the 120 rows"):
+        cert.score(X, ids)
+    with pytest.raises(ValueError, match="allow_seen_rows=True"):
+        cert.certify(X[::3], ids[::3])
+    assert cert.n_seen_rows_dropped_ == before == 0
+
+
+def test_allow_seen_rows_drops_them_and_certifies_zero():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, ids = _identical_distributions(60, 1)
+    fresh, fresh_ids = _identical_distributions(60, 2)
+    cert = ROCHTCertifier(KNeighborsClassifier(1), test_size=None).fit(X, ids)
+    # Only seen rows: all dropped, nothing certifiable, the trivial 0.
+    with pytest.warns(UserWarning, match="Dropped 120 of 120"):
+        assert cert.score(X, ids, allow_seen_rows=True) == 0.0
+    assert cert.n_seen_rows_dropped_ == 120
+    # Seen rows mixed with fresh rows: the seen ones are dropped, the
+    # certificate is computed on the fresh ones only and is 0 (true ε = 0).
+    mixed = np.r_[X, fresh]
+    mixed_ids = np.r_[ids, fresh_ids]
+    with pytest.warns(UserWarning, match="Dropped 120 of 240"):
+        table = cert.certify(mixed, mixed_ids, allow_seen_rows=True)
+    assert table.attrs["n_seen_rows_dropped"] == 120
+    assert cert.n_seen_rows_dropped_ == 120
+    assert (table["n_pos"] + table["n_neg"]).tolist() == [120]
+    assert table["epsilon"].tolist() == [0.0]
+    assert_allclose(
+        table["epsilon"], cert.certify(fresh, fresh_ids)["epsilon"], rtol=0, atol=0
+    )
+
+
+def test_reserved_test_rows_are_not_seen_rows():
+    X, ids = make_identity_embeddings(4, 20, 16, random_state=3)
+    cert = ROCHTCertifier(n_pairs=3, test_size=0.3).fit(X, ids)
+    assert cert.seen_row_hashes_.size == len(ids) - 4 * 6
+    from skprivacy.auditors._certify import reserved_test_mask
+    from skprivacy.utils import validate_identity_data
+
+    data = validate_identity_data(cert, X, ids, reset=False)
+    test = reserved_test_mask(data, 0.3, 0)
+    # Re-certifying the reserved test of fit reproduces fit's certificates.
+    table = cert.certify(X[test], ids[test])
+    assert_allclose(table["epsilon"], cert.results_["epsilon"])
+
+
+def test_family_confidence_union_bound():
+    from skprivacy.auditors import family_confidence
+
+    per = family_confidence(0.95, 20)
+    assert per == pytest.approx(1 - 0.05 / 20)
+    # G * F candidates at `per` keep the family at 0.95 by the union bound.
+    assert 1 - 20 * (1 - per) == pytest.approx(0.95)
+    assert family_confidence(0.9, 1) == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="n_candidates"):
+        family_confidence(0.95, 0)
 
 
 def test_score_without_reserved_test_raises():

@@ -8,6 +8,7 @@ from skprivacy.auditors._certify import (
     certifiable_epsilon_ceiling,
     certified_epsilon_lb,
     clopper_pearson_bound,
+    family_confidence,
 )
 from skprivacy.auditors._controls import split_half_controls
 from skprivacy.auditors._diagnostics import residual_gaussianity
@@ -33,6 +34,7 @@ __all__ = [
     "certified_epsilon_lb",
     "clopper_pearson_bound",
     "compare_roc_audits",
+    "family_confidence",
     "kde_lr_alpha_sweep",
     "kov_epsilon",
     "mmd_bandwidth_sweep",

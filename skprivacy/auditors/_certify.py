@@ -13,7 +13,9 @@ that *any* certified lower bound exceeds its pair's true ε is at most
 ``1 - confidence``.
 """
 
+import hashlib
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -49,6 +51,7 @@ __all__ = [
     "certifiable_epsilon_ceiling",
     "certified_epsilon_lb",
     "clopper_pearson_bound",
+    "family_confidence",
 ]
 
 
@@ -256,6 +259,90 @@ def certifiable_epsilon_ceiling(n_pos, n_neg, *, confidence=0.95, n_comparisons=
     )
 
 
+@validate_params(
+    {
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def family_confidence(confidence, n_candidates):
+    """Per-candidate confidence that keeps a family of certificates at ``confidence``.
+
+    Selecting the best of several certificates (a
+    :class:`~sklearn.model_selection.GridSearchCV` over ``G`` settings) or
+    averaging them (``F`` folds of
+    :func:`~sklearn.model_selection.cross_validate`) uses every candidate's
+    certificate, so the selected or averaged value holds only at the
+    family-wide level ``1 - n_candidates * (1 - c)`` when each candidate
+    was certified at confidence ``c`` (union bound). This returns the ``c``
+    that makes the family-wide level ``confidence``:
+    ``1 - (1 - confidence) / n_candidates``. Pass it as the ``confidence``
+    of every :class:`ROCHTCertifier` in the family.
+
+    Parameters
+    ----------
+    confidence : float in (0, 1)
+        The family-wide (simultaneous) confidence wanted.
+    n_candidates : int >= 1
+        Certificates in the family: ``G * F`` for a grid of ``G`` settings
+        scored on ``F`` folds.
+
+    Returns
+    -------
+    per_candidate : float
+        Confidence each candidate must be certified at.
+
+    Notes
+    -----
+    The union bound needs no independence between candidates (they share
+    rows). It is conservative: the family-wide error is at most
+    ``n_candidates * (1 - per_candidate) = 1 - confidence``.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import family_confidence
+    >>> round(family_confidence(0.95, 4 * 5), 4)  # 4 settings x 5 folds
+    0.9975
+    """
+    return 1.0 - (1.0 - float(confidence)) / int(n_candidates)
+
+
+def row_hashes(X):
+    """BLAKE2b digests of the rows of a 2-D float64 array (exact content).
+
+    Two rows get the same digest exactly when their bytes are equal (up to
+    the 128-bit collision probability). Used to recognise rows that a
+    :class:`ROCHTCertifier` was trained on.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Validated rows.
+
+    Returns
+    -------
+    digests : ndarray of shape (n_samples,), dtype ``S16``
+        One digest per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.auditors._certify import row_hashes
+    >>> h = row_hashes(np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]))
+    >>> bool(h[0] == h[2]), bool(h[0] == h[1])
+    (True, False)
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    # -0.0 and 0.0 are the same row for a classifier; so are all NaN payloads
+    # (validated rows hold no NaN, but be exact about what "same" means).
+    X = X + 0.0
+    return np.array(
+        [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in X],
+        dtype="S16",
+    ).reshape(X.shape[0])
+
+
 def select_threshold(y, scores, alpha):
     """Pick the threshold with the best anticipated certificate on training scores.
 
@@ -386,8 +473,9 @@ class ROCHTCertifier(BasePairAuditor):
     * **scikit-learn shape** (any ``test_size``; use ``test_size=None`` to
       train on all of ``X_train``): ``fit(X_train, y_train)`` then
       ``score(X_test, y_test)`` certifies on held-out data and returns the
-      largest simultaneous ε_LB; the per-pair table is stored in
-      ``test_results_`` (and returned by :meth:`certify`).
+      largest simultaneous ε_LB; :meth:`certify` returns the per-pair table.
+      Rows the tests were trained on are refused (``ValueError``) unless
+      ``allow_seen_rows=True`` drops them.
 
     Parameters
     ----------
@@ -444,8 +532,13 @@ class ROCHTCertifier(BasePairAuditor):
         Pre-declared thresholds per pair (on ``direction * score``).
     directions_ : ndarray of shape (n_pairs,)
         Score direction per pair.
-    test_results_ : pandas.DataFrame
-        Per-pair certificates of the last ``score(X, y)`` call (same columns).
+    seen_row_hashes_ : ndarray of dtype ``S16``
+        Sorted digests (:func:`row_hashes`) of the validated rows the per-pair
+        tests were trained on; :meth:`certify` and :meth:`score` refuse such
+        rows.
+    n_seen_rows_dropped_ : int
+        Rows seen in fit that the last ``certify``/``score`` call with
+        ``allow_seen_rows=True`` dropped (0 after ``fit``).
     pairs_, identities_, drop_report_, summary_kind_, guarantee_, \
 pair_details_, n_features_in_, feature_names_in_ :
         See :class:`~skprivacy.auditors.BasePairAuditor`.
@@ -598,7 +691,12 @@ pair_details_, n_features_in_, feature_names_in_ :
     def _audit(self, data, random_state):
         # Certify held-out `data` with the fitted per-pair tests: every fitted
         # pair whose two identities are present, in the fitted orientation.
-        code_of = {label: c for c, label in enumerate(data.identities.tolist())}
+        # Identities with no row left (after dropping seen rows) are absent.
+        code_of = {
+            label: c
+            for c, label in enumerate(data.identities.tolist())
+            if data.counts[c] > 0
+        }
         pairs = [
             (code_of[la], code_of[lb])
             for la, lb in self.identities_[self.pairs_].tolist()
@@ -664,6 +762,10 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.identities_ = data.identities
         self.drop_report_ = data.drop_report
         self.pairs_ = pairs
+        # The rows the per-pair tests were trained on: certify/score refuse
+        # them (a certificate from training rows is no certificate).
+        self.seen_row_hashes_ = np.unique(row_hashes(train.X))
+        self.n_seen_rows_dropped_ = 0
         self.estimators_ = [f[0] for f in fitted]
         self.thresholds_ = np.vstack([f[1] for f in fitted])
         self.directions_ = np.array([f[2] for f in fitted], dtype=np.intp)
@@ -703,7 +805,47 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.results_ = results
         return self
 
-    def certify(self, X, y):
+    def _drop_seen_rows(self, X, y, allow_seen_rows):
+        """Return the held-out data without the rows seen in fit, and their count."""
+        data = self._validate_test(X, y)
+        seen = np.isin(row_hashes(data.X), self.seen_row_hashes_)
+        n_seen = int(seen.sum())
+        if n_seen and not allow_seen_rows:
+            raise ValueError(
+                f"{n_seen} of the {seen.size} rows passed to certify/score were "
+                "used to train the per-pair tests in fit; a certificate computed on "
+                "training rows is not a certificate. Certify on held-out rows, or "
+                "pass allow_seen_rows=True to drop them (the count is recorded in "
+                "n_seen_rows_dropped_)."
+            )
+        if n_seen:
+            warnings.warn(
+                f"Dropped {n_seen} of {seen.size} rows seen in fit before "
+                "certifying (allow_seen_rows=True).",
+                UserWarning,
+                stacklevel=4,
+            )
+            data = _subset(data, ~seen)
+        return data, n_seen
+
+    def _certify_table(self, X, y, allow_seen_rows):
+        data, n_seen = self._drop_seen_rows(X, y, allow_seen_rows)
+        present = np.bincount(data.codes, minlength=data.n_identities) > 0
+        if n_seen and not _any_fitted_pair(self, data.identities[present]):
+            # Everything certifiable was dropped: the trivial certificate.
+            results = self._empty_results()
+        else:
+            _, results, _ = self._audit(data, self.random_state)
+        results.attrs["n_seen_rows_dropped"] = n_seen
+        return results, n_seen
+
+    def _empty_results(self):
+        columns = ["id_a", "id_b", "epsilon", "ceiling", "tp", "n_pos", "fp"]
+        columns += ["n_neg", "tpr_lower", "fpr_upper", "threshold", "direction"]
+        columns += ["train_auc", "n_train_a", "n_train_b"]
+        return pd.DataFrame({c: [] for c in columns})
+
+    def certify(self, X, y, *, allow_seen_rows=False):
         """Certify held-out data with the fitted per-pair tests.
 
         Parameters
@@ -713,18 +855,45 @@ pair_details_, n_features_in_, feature_names_in_ :
         y : array-like of shape (n_samples,)
             Their identity labels. Every fitted pair whose two identities
             occur (at least one row each) is certified; ``K`` is their number.
+        allow_seen_rows : bool, default=False
+            Rows identical to a row the per-pair tests were trained on in
+            :meth:`fit` (exact match of the validated row) make this raise a
+            ``ValueError``; ``True`` drops them instead, warns, and records
+            their number in ``n_seen_rows_dropped_`` (the only attribute this
+            method then sets) and in ``certificates.attrs``. The reserved-test
+            rows of ``fit`` were never trained on and are not "seen".
 
         Returns
         -------
         certificates : pandas.DataFrame
-            One row per certified pair, columns as ``results_``.
+            One row per certified pair, columns as ``results_``; empty (no pair
+            certified, ε_LB = 0) when dropping seen rows left no fitted pair
+            with both identities. ``certificates.attrs["n_seen_rows_dropped"]``
+            is the number of rows dropped.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds rows seen in fit and ``allow_seen_rows`` is False.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skprivacy.datasets import make_identity_embeddings
+        >>> from skprivacy import ROCHTCertifier
+        >>> X, ids = make_identity_embeddings(4, 40, 16, random_state=0)
+        >>> train = np.arange(len(ids)) % 2 == 0
+        >>> cert = ROCHTCertifier(n_pairs=3, test_size=None).fit(X[train], ids[train])
+        >>> cert.certify(X[~train], ids[~train]).shape[0]
+        3
         """
         check_is_fitted(self)
-        data = self._validate_test(X, y)
-        _, results, _ = self._audit(data, self.random_state)
+        results, n_seen = self._certify_table(X, y, allow_seen_rows)
+        if allow_seen_rows:
+            self.n_seen_rows_dropped_ = n_seen
         return results
 
-    def score(self, X=None, y=None):
+    def score(self, X=None, y=None, *, allow_seen_rows=False):
         """Return the largest simultaneous certified ε lower bound.
 
         Parameters
@@ -734,14 +903,25 @@ pair_details_, n_features_in_, feature_names_in_ :
             certificate of :meth:`fit`.
         y : array-like of shape (n_samples,), default=None
             Identity labels of ``X``.
+        allow_seen_rows : bool, default=False
+            See :meth:`certify`: rows seen in fit raise a ``ValueError``
+            unless this is ``True``, which drops them and records their number
+            in ``n_seen_rows_dropped_``.
 
         Returns
         -------
         epsilon_lb : float
             A certificate: with probability at least ``confidence``, every
             pair's ε is at least its certified value, so the true ε of the
-            audited mechanism is at least this maximum. Higher = leakier. With
-            ``X``, the per-pair table is stored in ``test_results_``.
+            audited mechanism is at least this maximum. Higher = leakier. 0.0
+            when no pair is left to certify. The per-pair table is returned
+            by :meth:`certify`; ``score`` changes no attribute (except
+            ``n_seen_rows_dropped_`` when ``allow_seen_rows=True``).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` holds rows seen in fit and ``allow_seen_rows`` is False.
         """
         check_is_fitted(self)
         if X is None and y is None:
@@ -757,6 +937,15 @@ pair_details_, n_features_in_, feature_names_in_ :
                 "ROCHTCertifier.score needs both X and y (the identity labels), "
                 "or neither (the reserved-test certificate of fit)."
             )
-        results = self.certify(X, y)
-        self.test_results_ = results
+        results = self.certify(X, y, allow_seen_rows=allow_seen_rows)
+        if len(results) == 0:
+            return 0.0
         return float(results["epsilon"].max())
+
+
+def _any_fitted_pair(certifier, present_labels):
+    present = set(np.asarray(present_labels).tolist())
+    return any(
+        la in present and lb in present
+        for la, lb in certifier.identities_[certifier.pairs_].tolist()
+    )
