@@ -324,3 +324,81 @@ def test_cross_val_score_certifies_each_held_out_fold():
     # Separable identities, 10 held-out rows each, K = 6: every fold at the ceiling.
     expected = certifiable_epsilon_ceiling(10, 10, n_comparisons=6)
     assert_allclose(scores, expected)
+
+
+# ----------------------------------------------- selected pairs under K (16.1)
+def test_selected_pairs_under_a_declared_family_by_hand():
+    X, ids = make_identity_embeddings(8, 60, 16, noise=1.0, random_state=4)
+    train = np.arange(len(ids)) % 2 == 0
+    chosen = [(3, 1), (0, 5), (2, 7)]
+    cert = ROCHTCertifier(pairs=chosen, n_comparisons=40, test_size=None).fit(
+        X[train], ids[train]
+    )
+    assert list(map(tuple, cert.identities_[cert.pairs_].tolist())) == chosen
+    assert cert.n_comparisons_ == 40
+    table = cert.certify(X[~train], ids[~train])
+    assert list(zip(table["id_a"], table["id_b"])) == chosen
+    expected = certified_epsilon_lb(
+        table["tp"].to_numpy(),
+        table["n_pos"].to_numpy(),
+        table["fp"].to_numpy(),
+        table["n_neg"].to_numpy(),
+        n_comparisons=40,
+    )
+    assert_allclose(table["epsilon"], expected, rtol=0, atol=0)
+    # Counts recomputed by hand from the fitted tests.
+    Z = X[~train] / np.linalg.norm(X[~train], axis=1, keepdims=True)
+    y_te = ids[~train]
+    for i, (a, b) in enumerate(chosen):
+        est, d, t = cert.estimators_[i], cert.directions_[i], cert.thresholds_[i, 0]
+        sa = d * est.predict_proba(Z[y_te == a])[:, 1]
+        sb = d * est.predict_proba(Z[y_te == b])[:, 1]
+        assert (table["tp"][i], table["fp"][i]) == ((sb > t).sum(), (sa > t).sum())
+    # The declared K is stricter than the default K = 3.
+    plain = ROCHTCertifier(pairs=chosen, test_size=None).fit(X[train], ids[train])
+    loose = plain.certify(X[~train], ids[~train])
+    assert (loose["epsilon"].to_numpy() >= table["epsilon"].to_numpy()).all()
+    assert_allclose(
+        loose["epsilon"],
+        certified_epsilon_lb(
+            loose["tp"].to_numpy(),
+            loose["n_pos"].to_numpy(),
+            loose["fp"].to_numpy(),
+            loose["n_neg"].to_numpy(),
+            n_comparisons=3,
+        ),
+    )
+
+
+def test_selected_pairs_with_reserved_test():
+    X, ids = make_identity_embeddings(6, 40, 16, noise=1.0, random_state=5)
+    cert = ROCHTCertifier(pairs=[(0, 1), (4, 2)], n_comparisons=10).fit(X, ids)
+    r = cert.results_
+    assert cert.n_certified_ == 2 and cert.n_comparisons_ == 10
+    assert_allclose(cert.alpha_per_bound_, 0.05 / 20)
+    assert_allclose(
+        r["epsilon"],
+        certified_epsilon_lb(
+            r["tp"].to_numpy(),
+            r["n_pos"].to_numpy(),
+            r["fp"].to_numpy(),
+            r["n_neg"].to_numpy(),
+            n_comparisons=10,
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"pairs": [(0, 1), (1, 2)], "n_comparisons": 1}, "n_comparisons=1"),
+        ({"pairs": [(0, 99)]}, "99"),
+        ({"pairs": [(0, 0)]}, "two identities"),
+        ({"pairs": [(0, 1), (1, 0)]}, "twice"),
+        ({"pairs": [(0, 1, 2)]}, "pairs must be"),
+    ],
+)
+def test_selected_pairs_errors(params, match):
+    X, ids = make_identity_embeddings(4, 20, 8, random_state=0)
+    with pytest.raises(ValueError, match=match):
+        ROCHTCertifier(**params).fit(X, ids)

@@ -459,7 +459,8 @@ class ROCHTCertifier(BasePairAuditor):
     ``ε_LB = max(0, log(TPR_lo / FPR_hi), log((1 - FPR_hi) / (1 - TPR_lo)))``.
 
     Each bound has level ``(1 - confidence) / (2 K m)``, where ``K`` is the
-    number of pairs actually certified and ``m`` the number of pre-declared
+    number of pairs actually certified (or the declared ``n_comparisons``)
+    and ``m`` the number of pre-declared
     thresholds, so with probability at least ``confidence`` **every** reported
     ε_LB is below its pair's true ε. This is a certificate, not a point
     estimate.
@@ -503,7 +504,21 @@ class ROCHTCertifier(BasePairAuditor):
         best one on the reserved test is reported and the search is paid for
         with ``m`` in the Bonferroni correction.
     n_pairs : int or None, default=200
-        Pairs of the seeded pair ordering to certify (``None``: all).
+        Pairs of the seeded pair ordering to certify (``None``: all). Ignored
+        when ``pairs`` is given.
+    pairs : sequence of (id_a, id_b) or None, default=None
+        Certify exactly these identity pairs (labels as in ``y``; ``id_b`` is
+        the positive class) instead of a prefix of the seeded ordering, e.g. a
+        paper's selected pairs.
+    n_comparisons : int or None, default=None
+        ``K`` of the Bonferroni correction. ``None``: the number of pairs
+        actually certified. An int declares a larger family (e.g. 20
+        selected pairs reported under the 40-pair correction shared with
+        other conditions); it must be at least the number of pairs certified
+        (``ValueError`` otherwise) and, for the guarantee to hold, **fixed
+        before the test data are seen**, as must ``pairs``: choosing pairs or
+        ``K`` after looking at certificates makes the selection part of the
+        family.
     random_state : int, RandomState instance or None, default=0
         Seeds the pair ordering, the reserved-test split and the folds.
     n_jobs : int or None, default=None
@@ -521,7 +536,10 @@ class ROCHTCertifier(BasePairAuditor):
     summary_ : float
         Largest certified ε_LB over the pairs (``score()``).
     n_certified_ : int
-        ``K``, pairs certified in ``fit`` (0 when ``test_size=None``).
+        Pairs certified in ``fit`` (0 when ``test_size=None``).
+    n_comparisons_ : int
+        ``K`` used in ``fit``: ``n_comparisons``, or ``n_certified_`` when it
+        is None (the fitted pairs when ``test_size=None``).
     alpha_per_bound_ : float
         ``(1 - confidence) / (2 K m)`` used in ``fit``.
     ceiling_ : float
@@ -582,6 +600,8 @@ pair_details_, n_features_in_, feature_names_in_ :
             StrOptions({"train"}),
             Interval(Integral, 2, None, closed="left"),
         ],
+        "pairs": ["array-like", None],
+        "n_comparisons": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -593,6 +613,8 @@ pair_details_, n_features_in_, feature_names_in_ :
         confidence=0.95,
         thresholds="train",
         n_pairs=200,
+        pairs=None,
+        n_comparisons=None,
         random_state=0,
         n_jobs=None,
     ):
@@ -602,11 +624,61 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.confidence = confidence
         self.thresholds = thresholds
         self.n_pairs = n_pairs
+        self.pairs = pairs
+        self.n_comparisons = n_comparisons
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     def _n_thresholds(self):
         return 1 if self.thresholds == "train" else int(self.thresholds)
+
+    def _family_size(self, n_certified):
+        """``K`` of the Bonferroni correction: declared, or the pairs certified."""
+        if self.n_comparisons is None:
+            return int(n_certified)
+        if self.n_comparisons < n_certified:
+            raise ValueError(
+                f"n_comparisons={self.n_comparisons} is smaller than the "
+                f"{n_certified} pairs certified; the declared family must contain "
+                "every certified pair."
+            )
+        return int(self.n_comparisons)
+
+    def _fit_pairs(self, data):
+        """Identity codes of the pairs to certify (``pairs`` or the protocol)."""
+        if self.pairs is None:
+            return BasePairAuditor._protocol_pairs(self, data, self.random_state)
+        try:
+            requested = [tuple(p) for p in self.pairs]
+        except TypeError:
+            requested = None
+        if not requested or any(len(p) != 2 for p in requested):
+            raise ValueError(
+                "pairs must be a non-empty sequence of (id_a, id_b) identity "
+                f"label pairs; got {self.pairs!r}."
+            )
+        code_of = {label: c for c, label in enumerate(data.identities.tolist())}
+        codes, seen = [], set()
+        for la, lb in requested:
+            la = la.item() if hasattr(la, "item") else la
+            lb = lb.item() if hasattr(lb, "item") else lb
+            for label in (la, lb):
+                if label not in code_of:
+                    raise ValueError(
+                        f"pairs names identity {label!r}, which is not among the "
+                        "audited identities (unknown, or excluded for having too "
+                        "few usable rows; see drop_report_)."
+                    )
+            if la == lb:
+                raise ValueError(
+                    f"pairs contains ({la!r}, {lb!r}): a pair needs two identities."
+                )
+            key = frozenset((la, lb))
+            if key in seen:
+                raise ValueError(f"pairs contains the pair ({la!r}, {lb!r}) twice.")
+            seen.add(key)
+            codes.append((code_of[la], code_of[lb]))
+        return np.asarray(codes, dtype=np.intp)
 
     # ----------------------------------------------------------- certify hooks
     def _prepare_audit(self, data, pairs):
@@ -637,7 +709,8 @@ pair_details_, n_features_in_, feature_names_in_ :
 
     def _audit_pairs(self, data, pairs, context):
         m = self._n_thresholds()
-        alpha = _alpha_per_bound(self.confidence, context.n_pairs_total * m)
+        k_family = self._family_size(context.n_pairs_total)
+        alpha = _alpha_per_bound(self.confidence, k_family * m)
         cols = {
             k: []
             for k in (
@@ -737,10 +810,10 @@ pair_details_, n_features_in_, feature_names_in_ :
         """
         clf = _check_classifier(self.classifier, type(self).__name__)
         data = self._validate(X, y, reset=True)
-        pairs = BasePairAuditor._protocol_pairs(self, data, self.random_state)
+        pairs = self._fit_pairs(data)
         seed = _entropy(self.random_state)
         m = self._n_thresholds()
-        alpha = _alpha_per_bound(self.confidence, len(pairs) * m)
+        alpha = _alpha_per_bound(self.confidence, self._family_size(len(pairs)) * m)
         if self.test_size is not None:
             test_mask = reserved_test_mask(data, self.test_size, seed)
             train = _subset(data, ~test_mask)
@@ -778,8 +851,9 @@ pair_details_, n_features_in_, feature_names_in_ :
             test = _subset(data, test_mask)
             _, results, _ = self._audit(test, self.random_state)
             self.n_certified_ = len(results)
+            self.n_comparisons_ = self._family_size(self.n_certified_)
             self.alpha_per_bound_ = _alpha_per_bound(
-                self.confidence, self.n_certified_ * m
+                self.confidence, self.n_comparisons_ * m
             )
             self.summary_ = float(results["epsilon"].max())
             self.ceiling_ = float(results["ceiling"].max())
@@ -799,6 +873,7 @@ pair_details_, n_features_in_, feature_names_in_ :
                 }
             )
             self.n_certified_ = 0
+            self.n_comparisons_ = self._family_size(len(pairs))
             self.alpha_per_bound_ = float("nan")
             self.summary_ = float("nan")
             self.ceiling_ = float("nan")
