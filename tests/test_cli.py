@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """``skprivacy audit``: outputs, numbers equal to the estimators', error handling."""
 
+import hashlib
 import io
 import json
 import os
@@ -204,8 +205,6 @@ def test_pairs_csv_matches_estimator_results(audit_dir, csv_file):
 
 
 def test_provenance(audit_dir, csv_file):
-    import hashlib
-
     prov = json.loads((audit_dir / "provenance.json").read_text())
     assert prov["input"]["sha256"] == hashlib.sha256(csv_file.read_bytes()).hexdigest()
     assert set(prov["input"]["excluded_columns"]) == {"note"}
@@ -217,6 +216,44 @@ def test_provenance(audit_dir, csv_file):
     assert {"numpy", "scikit-learn", "skprivacy", "python"} <= set(prov["versions"])
     assert prov["start_time"] <= prov["end_time"]
     assert prov["command_line"].startswith("skprivacy audit ")
+
+
+def test_meta_recorded_and_missing_generation_fields_listed(csv_file, tmp_path):
+    """Issue 16 item 3: --meta in provenance.json and the report; the rest listed."""
+    from skprivacy.report import GENERATION_FIELDS
+
+    out = tmp_path / "r"
+    args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
+    args += ["gaussianity", "--out", str(out), "--quiet"]
+    args += ["--meta", "generator_revision=abc123", "--meta", "prompts=a = b"]
+    args += ["--meta", "site=lab 2"]
+    assert main(args) == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["metadata"] == {
+        "generator_revision": "abc123",
+        "prompts": "a = b",  # split on the first '=' only
+        "site": "lab 2",
+    }
+    expected = [
+        k for k in GENERATION_FIELDS if k not in ("generator_revision", "prompts")
+    ]
+    assert prov["missing_generation_fields"] == expected
+    html = (out / "report.html").read_text()
+    assert "generator_revision = abc123" in html and "site = lab 2" in html
+    for field in expected:
+        assert f"<code>{field}</code>" in html
+    # The audited matrix and labels as read from the file, hashed by hand.
+    X, ids, _ = read_embeddings(csv_file, id_column="person", features=r"^f")
+    arrays = prov["input"]["arrays"]
+    values = np.ascontiguousarray(X.to_numpy())
+    assert arrays["X"] == {
+        "sha256": hashlib.sha256(values.tobytes()).hexdigest(),
+        "shape": [120, 16],
+        "dtype": "float64",
+        "hashed": "C-order bytes",
+    }
+    lines = "\n".join(str(i) for i in ids).encode()
+    assert arrays["ids"]["sha256"] == hashlib.sha256(lines).hexdigest()
 
 
 # -- errors: one line on stderr, exit status 2, never a traceback -----------------------
@@ -261,6 +298,11 @@ def _bad_inputs(tmp):
         ),
         "confidence out of range": (["audit", good, "--confidence", "1.5"], "between"),
         "test size out of range": (["audit", good, "--test-size", "0"], "between"),
+        "meta without =": (["audit", good, "--meta", "seeds"], "KEY=VALUE"),
+        "meta key twice": (
+            ["audit", good, "--meta", "seeds=1", "--meta", "seeds=2"],
+            "--meta seeds is given twice",
+        ),
     }
 
 

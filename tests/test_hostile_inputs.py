@@ -122,6 +122,33 @@ def test_bad_labels_raise_naming_rows(cls, kind, data):
         assert "row(s) 3" in str(excinfo.value)
 
 
+@pytest.mark.parametrize(
+    "kind", ["none", "nan", "pd_na", "mixed"], ids=["None", "NaN", "pd.NA", "mixed"]
+)
+def test_audit_bad_labels_raise_naming_rows(kind, data):
+    """skprivacy.audit goes through the same label rule as every estimator."""
+    X, y = data
+    if kind == "none":
+        bad = y.astype(object)
+        bad[3] = None
+    elif kind == "nan":
+        bad = y.astype(float)
+        bad[3] = np.nan
+    elif kind == "pd_na":
+        bad = pd.array(y.astype(str), dtype="string")
+        bad[3] = pd.NA
+    else:
+        bad = y.astype(object)
+        bad[:8] = "a"
+    with pytest.raises((ValueError, TypeError)) as excinfo:
+        _audit(X, bad)
+    _assert_clear(excinfo, "y ", "ids")
+    if kind == "mixed":
+        assert "mixes label types" in str(excinfo.value)
+    else:
+        assert "row(s) 3" in str(excinfo.value)
+
+
 def test_membership_statistics_none_label(data):
     X, y = data
     bad = y.astype(object)
@@ -354,7 +381,36 @@ def _xy_callables():
     ]
 
 
-XY_CALLABLES = _xy_callables()
+# skprivacy.audit with every cheap method (the per-pair-classifier ones on 3
+# pairs); it returns a report, so the walk compares the numbers it found.
+AUDIT_FAST = {
+    "protocol": {
+        "gaussmech_pairs": 5,
+        "kdelr_pairs": 2,
+        "mmdtv_pairs": 5,
+        "mmdtv_certified_pairs": 5,
+        "sweep_pairs": 3,
+        "permutation_pairs": 3,
+        "n_permutations": 19,
+        "control_identities": 2,
+        "rocht_pairs": 3,
+        "certificate_pairs": 3,
+    },
+    "suggest_rank": False,
+    "random_state": 0,
+}
+
+
+def _audit(X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = skprivacy.audit(X, y, **AUDIT_FAST)
+    summary = report.summary
+    ran = summary[~summary["skipped"].astype(bool)]
+    return ran["value"].to_numpy(dtype=float)
+
+
+XY_CALLABLES = _xy_callables() + [_audit]
 
 # Known gaps in other areas' callables, each naming the area that owns it.
 XY_XFAIL = {}

@@ -310,6 +310,65 @@ def test_method_names_only_in_the_registry():
         assert "skprivacy.report._" not in path.read_text(), path.name
 
 
+# -- provenance of in-memory input (issue 16 item 3) ----------------------------------
+def test_array_hashes_and_metadata(data):
+    import hashlib
+    import json
+
+    from skprivacy import audit
+    from skprivacy.report import GENERATION_FIELDS
+
+    X, ids = data
+    labels = np.array([f"person {i}" for i in ids], dtype=object)
+    meta = {"generator": "sd-1.5", "seeds": [0, 1, 2], "checkpoint_ok": True}
+    rep = audit(X, labels, methods=["gaussmech"], suggest_rank=False, metadata=meta)
+    arrays = rep.provenance["input"]["arrays"]
+    assert arrays["X"]["sha256"] == hashlib.sha256(X.tobytes()).hexdigest()
+    assert arrays["X"]["shape"] == list(X.shape) and arrays["X"]["dtype"] == "float64"
+    by_hand = hashlib.sha256("\n".join(labels.tolist()).encode("utf-8")).hexdigest()
+    assert arrays["ids"] == {
+        "sha256": by_hand,
+        "shape": [len(labels)],
+        "dtype": "object",
+        "hashed": "str of each element, one UTF-8 line each",
+    }
+    assert rep.provenance["input"]["sha256"] == arrays["X"]["sha256"]
+    # The same numbers in float32 are a different input (their audit may differ).
+    rep32 = audit(
+        X.astype(np.float32), labels, methods=["gaussmech"], suggest_rank=False
+    )
+    a32 = rep32.provenance["input"]["arrays"]["X"]
+    assert a32["dtype"] == "float32" and a32["sha256"] != arrays["X"]["sha256"]
+    assert a32["sha256"] == hashlib.sha256(X.astype(np.float32).tobytes()).hexdigest()
+    # Metadata kept as given; the generation fields not supplied are listed.
+    assert rep.provenance["metadata"] == meta
+    missing = rep.provenance["missing_generation_fields"]
+    assert missing == [k for k in GENERATION_FIELDS if k not in meta]
+    assert rep32.provenance["missing_generation_fields"] == list(GENERATION_FIELDS)
+    html = rep.to_html()
+    assert "generator = sd-1.5" in html and arrays["X"]["sha256"] in html
+    assert all(f"<code>{k}</code>" in html for k in missing)
+    json.dumps(rep.provenance, allow_nan=False)  # strict JSON as it stands
+
+
+@pytest.mark.parametrize(
+    "meta, exc, match",
+    [
+        ("generator=sd", TypeError, "metadata must be a dict"),
+        ({"": "x"}, ValueError, "non-empty strings"),
+        ({"seeds": object()}, TypeError, r"metadata\['seeds'\]"),
+        ({"seeds": [1, None]}, TypeError, r"metadata\['seeds'\]"),
+        ({"snr": float("nan")}, ValueError, "finite"),
+    ],
+)
+def test_bad_metadata_named(data, meta, exc, match):
+    from skprivacy import audit
+
+    X, ids = data
+    with pytest.raises(exc, match=match):
+        audit(X, ids, methods=["gaussmech"], suggest_rank=False, metadata=meta)
+
+
 # -- data a user brings: metadata columns, tiny identities ------------------------------
 def _messy_frame(rows_per_identity=8, n_identities=10, dim=16):
     import pandas as pd

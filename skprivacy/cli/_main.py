@@ -50,6 +50,24 @@ def _open_unit(text):
     return value
 
 
+def _meta(text):
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not KEY=VALUE (e.g. --meta generator_revision=abc123)"
+        )
+    return key.strip(), value
+
+
+def _metadata(pairs):
+    out = {}
+    for key, value in pairs or ():
+        if key in out:
+            raise UserError(f"--meta {key} is given twice")
+        out[key] = value
+    return out
+
+
 def _build_parser():
     from skprivacy import __version__
     from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP, PROTOCOLS
@@ -127,6 +145,15 @@ def _build_parser():
         f"{defaults['test_size']:g}); larger lifts the certificate's ceiling",
     )
     audit.add_argument(
+        "--meta",
+        type=_meta,
+        action="append",
+        metavar="KEY=VALUE",
+        help="provenance the file cannot carry (repeatable), e.g. --meta "
+        "generator_revision=abc123 --meta seeds=0-99; the expected generation "
+        "fields not given are listed as missing in provenance.json and the report",
+    )
+    audit.add_argument(
         "--n-jobs", type=_positive_jobs, default=None, help="parallel jobs"
     )
     audit.add_argument("--seed", type=_seed, default=0, help="seed (default: 0)")
@@ -197,6 +224,7 @@ def _audit(args, argv):
     inputs = [p for p in (args.file, args.labels) if p is not None]
     # The destination is checked (and its staging directory created) before
     # any computation: an unwritable or refused --out fails at once.
+    metadata = _metadata(args.meta)
     with user_errors("preparing output"):
         staged = AuditReport.staged(args.out, force=args.force, inputs=inputs)
     with staged:
@@ -214,6 +242,7 @@ def _audit(args, argv):
                     n_jobs=args.n_jobs,
                     progress=progress,
                     input_info=info,
+                    metadata=metadata,
                 )
             except NoAuditablePairsError as exc:
                 raise UserError(" ".join(str(exc).split())) from exc

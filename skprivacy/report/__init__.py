@@ -3,6 +3,7 @@
 """The unified audit behind ``skprivacy audit`` and its self-contained HTML report."""
 
 from skprivacy.report._audit import (
+    GENERATION_FIELDS,
     OUTPUT_FILES,
     SCHEMA_VERSION,
     AuditReport,
@@ -16,6 +17,7 @@ from skprivacy.report._protocols import PROTOCOL_HELP, PROTOCOLS
 from skprivacy.report._schema import summary_schema
 
 __all__ = [
+    "GENERATION_FIELDS",
     "METHODS",
     "METHOD_NAMES",
     "OUTPUT_FILES",

@@ -22,6 +22,7 @@ from skprivacy.report._protocols import PROTOCOLS
 from skprivacy.utils import identity_pairs, validate_identity_data
 
 __all__ = [
+    "GENERATION_FIELDS",
     "AuditReport",
     "NoAuditablePairsError",
     "audit",
@@ -33,6 +34,19 @@ __all__ = [
 SCHEMA_VERSION = "2"
 #: The files :meth:`AuditReport.save` writes.
 OUTPUT_FILES = ("summary.json", "pairs.csv", "provenance.json", "report.html")
+#: Generation metadata a reproduction of an audit on generated images needs and
+#: that an embeddings file does not carry. Supplied through ``metadata=`` (the
+#: command's ``--meta KEY=VALUE``); those not supplied are listed in the
+#: provenance's ``missing_generation_fields`` and in the report.
+GENERATION_FIELDS = {
+    "encoder": "embedding model that produced the vectors (name and version)",
+    "encoder_checkpoint_sha256": "SHA-256 of the embedding model's checkpoint",
+    "generator": "image generator (name)",
+    "generator_revision": "generator code or model revision",
+    "generator_checkpoint_sha256": "SHA-256 of the generator's checkpoint",
+    "prompts": "prompts used (or the SHA-256 of the prompt file)",
+    "seeds": "generation seeds",
+}
 #: Scalar fields of a result entry shown as columns of ``AuditReport.summary``.
 _SUMMARY_COLUMNS = (
     "method",
@@ -460,19 +474,70 @@ def _features(X, features, exclude):
         raise ValueError(
             "features= and exclude= select DataFrame columns by name; X is an array."
         )
+    if not hasattr(X, "__array__") and not isinstance(X, list | tuple):
+        # Sparse matrices and other containers: the shared input layer names
+        # the problem (e.g. "dense data is required").
+        return X, [], {}
     X = np.asarray(X)
     n = X.shape[1] if X.ndim == 2 else 0
     return X, [str(j) for j in range(n)], {}
 
 
-def _array_sha256(X, y):
-    """Hash of the audited values and labels (provenance of in-memory input)."""
-    digest = hashlib.sha256()
-    values = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    digest.update(str(values.shape).encode())
-    digest.update(values.tobytes())
-    digest.update("\x1f".join(map(repr, np.asarray(y, dtype=object).tolist())).encode())
-    return digest.hexdigest()
+def _fingerprint(a):
+    """SHA-256, shape and dtype of an array as given (provenance of in-memory input).
+
+    Numbers and booleans are hashed as their C-order bytes in their own dtype
+    (``hashlib.sha256(np.ascontiguousarray(a)).hexdigest()``), so a float32
+    matrix and its float64 copy differ, as their audits may; text and object
+    labels as their ``str`` values, one UTF-8 line each.
+    """
+    a = np.asarray(a)
+    if a.dtype.kind in "biufc":
+        digest = hashlib.sha256(np.ascontiguousarray(a)).hexdigest()
+        hashed = "C-order bytes"
+    else:
+        text = "\n".join(map(str, a.ravel().tolist()))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        hashed = "str of each element, one UTF-8 line each"
+    return {
+        "sha256": digest,
+        "shape": [int(n) for n in a.shape],
+        "dtype": str(a.dtype),
+        "hashed": hashed,
+    }
+
+
+def _check_metadata(metadata):
+    """User-supplied provenance: a mapping of non-empty str keys to JSON scalars."""
+    if metadata is None:
+        return {}
+    if not hasattr(metadata, "items"):
+        raise TypeError(
+            "metadata must be a dict of str to str/number/bool (e.g. "
+            f"{{'generator_revision': 'abc123'}}); got {type(metadata).__name__}."
+        )
+    out = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"metadata keys must be non-empty strings; got {key!r}.")
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, list | tuple):
+            bad = [v for v in value if not isinstance(v, str | int | float | bool)]
+            if bad:
+                raise TypeError(
+                    f"metadata[{key!r}] holds {bad[0]!r}; use str, numbers or bools."
+                )
+            value = list(value)
+        elif value is not None and not isinstance(value, str | int | float | bool):
+            raise TypeError(
+                f"metadata[{key!r}] is a {type(value).__name__}; use a str, a number, "
+                "a bool or a list of these."
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"metadata[{key!r}] is {value!r}; give a finite number.")
+        out[key.strip()] = value
+    return out
 
 
 def _clean(X, y):
@@ -536,6 +601,7 @@ def audit(
     verbose=False,
     progress=None,
     input_info=None,
+    metadata=None,
 ):
     """Audit identity leakage with every registered method; return a report.
 
@@ -583,7 +649,16 @@ def audit(
     input_info : dict or None, default=None
         Description of the input file (path, hash, columns) recorded as the
         provenance's ``input`` (the command line passes
-        :func:`~skprivacy.datasets.read_embeddings`' ``info``).
+        :func:`~skprivacy.datasets.read_embeddings`' ``info``). In every case
+        the provenance's ``input`` also holds ``arrays``: the SHA-256, shape
+        and dtype of the audited matrix (after column selection, before
+        cleaning) and of the labels.
+    metadata : dict or None, default=None
+        What the data cannot say about themselves (encoder, generator and its
+        revision, prompts, seeds, checkpoint hashes, ...): str keys, values
+        str, numbers, bools or lists of these. Recorded as the provenance's
+        ``metadata``; the fields of ``GENERATION_FIELDS`` not supplied are
+        listed in ``missing_generation_fields`` and in the report.
 
     Returns
     -------
@@ -607,10 +682,16 @@ def audit(
     'diagnostic'
     >>> report.provenance["n_identities_after"]
     6
+    >>> report = audit(X, ids, methods=["gaussianity"], metadata={"seeds": "0-9"})
+    >>> report.provenance["input"]["arrays"]["X"]["shape"]
+    [60, 16]
+    >>> "generator_revision" in report.provenance["missing_generation_fields"]
+    True
     """
     started = _now()
     run_id = uuid.uuid4().hex
     name, settings = _settings(protocol, confidence, test_size)
+    metadata = _check_metadata(metadata)
     selected = _select(methods)
     sink = _progress(progress, verbose)
     with warnings.catch_warnings(record=True) as record:
@@ -620,6 +701,7 @@ def audit(
     for w in record:  # the caller sees them too
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     data, n_rows_in, n_ids_in, caught = _clean(X, ids)
+    arrays = {"X": _fingerprint(X), "ids": _fingerprint(ids)}
     caught = column_warnings + caught
     ctx = AuditContext(
         X=data.X,
@@ -703,10 +785,8 @@ def audit(
 
     info = dict(input_info or {})
     if not info:
-        info = {
-            "source": "in-memory arrays",
-            "sha256": _array_sha256(X, ids),
-        }
+        info = {"source": "in-memory arrays", "sha256": arrays["X"]["sha256"]}
+    info["arrays"] = arrays
     info.setdefault("feature_columns", feature_columns)
     info.setdefault("excluded_columns", excluded)
     report_drop = data.drop_report
@@ -714,6 +794,10 @@ def audit(
         "input": info,
         "feature_columns": list(info["feature_columns"]),
         "excluded_columns": dict(info["excluded_columns"]),
+        "metadata": metadata,
+        "missing_generation_fields": [
+            k for k in GENERATION_FIELDS if metadata.get(k) in (None, "", [])
+        ],
         "protocol": name,
         "protocol_settings": settings,
         "methods": selected,

@@ -265,6 +265,13 @@ def _provenance(prov, run_id):
         ("run id", run_id),
         ("input", inp.get("path", inp.get("source", "in-memory data"))),
         ("SHA-256", inp.get("sha256", "n/a")),
+        *(
+            (
+                f"array {name} (SHA-256, shape, dtype)",
+                f"{a['sha256']}, {tuple(a['shape'])}, {a['dtype']}",
+            )
+            for name, a in inp.get("arrays", {}).items()
+        ),
         (
             "rows before / after cleaning",
             f"{prov['n_rows_before']} / {prov['n_rows_after']}",
@@ -295,6 +302,11 @@ def _provenance(prov, run_id):
         ("start / end (UTC)", f"{prov['start_time']} / {prov['end_time']}"),
         ("command line", prov.get("command_line", "n/a")),
         (
+            "metadata (supplied)",
+            "; ".join(f"{k} = {v}" for k, v in prov.get("metadata", {}).items())
+            or "none",
+        ),
+        (
             "software",
             ", ".join(
                 f"{k} {v}" for k, v in prov["versions"].items() if k != "platform"
@@ -302,6 +314,16 @@ def _provenance(prov, run_id):
         ),
     ]
     rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in items)
+    missing = prov.get("missing_generation_fields") or []
+    if missing:
+        rows += (
+            "<tr><th>not recorded</th><td>"
+            + ", ".join(f"<code>{_e(k)}</code>" for k in missing)
+            + ": the embeddings file does not carry them; supply them with "
+            "<code>--meta KEY=VALUE</code> (<code>metadata=</code> in Python) so the "
+            "audit can be reproduced (generator fields do not apply to real "
+            "photographs)</td></tr>"
+        )
     warn = ""
     if prov.get("warnings"):
         warn = (
