@@ -276,6 +276,13 @@ def _bad_inputs(tmp):
     np.savez(npz_1d, X=np.arange(4.0), identity=np.array(["a", "a", "b", "b"]))
     odd = tmp / "odd"
     (odd / "summary.json").mkdir(parents=True)
+    text_cell = tmp / "text_cell.csv"
+    frame = pd.DataFrame(
+        {"identity": list("aaabbbccc"), "e0": np.linspace(0.1, 0.9, 9), "e1": 0.5}
+    )
+    frame["e1"] = np.linspace(-0.9, 0.9, 9).astype(object)
+    frame.loc[4, "e1"] = "oops"
+    frame.to_csv(text_cell, index=False)
     return {
         "missing file": (["audit", tmp / "nope.csv"], "not found"),
         "missing id column": (
@@ -298,6 +305,7 @@ def _bad_inputs(tmp):
         ),
         "confidence out of range": (["audit", good, "--confidence", "1.5"], "between"),
         "test size out of range": (["audit", good, "--test-size", "0"], "between"),
+        "text cell": (["audit", text_cell], "column 'e1' looks numeric but row 4"),
         "meta without =": (["audit", good, "--meta", "seeds"], "KEY=VALUE"),
         "meta key twice": (
             ["audit", good, "--meta", "seeds=1", "--meta", "seeds=2"],
@@ -398,6 +406,59 @@ def test_messy_file_audits_the_embedding_only(rows, tmp_path, capsys):
         assert all(summary["results"][k]["reason"] for k in skipped)
         assert "Split-half controls skipped" in (out / "report.html").read_text()
     assert not summary["results"]["gaussmech"]["skipped"]
+
+
+def test_bundled_file_by_path_certificates_next_to_their_ceilings(tmp_path, capsys):
+    """Cropped Yale B given by path: its azimuth/elevation/image columns are named and
+    left out, and every certificate is shown with its ceiling, at-ceiling ones marked.
+    """
+    from importlib import resources
+
+    from skprivacy.auditors import certifiable_epsilon_ceiling
+
+    data = resources.files("skprivacy.datasets").joinpath("data", "cropped-yale-b")
+    out = tmp_path / "yale"
+    with resources.as_file(data / "dlib_resnet128.csv.gz") as path:
+        args = ["audit", str(path), "--out", str(out), "--methods"]
+        assert main([*args, "mmdtv_certificate", "rocht_certificate"]) == 0
+    err = capsys.readouterr().err
+    assert all(c in err for c in ("'image'", "'azimuth'", "'elevation'"))
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["feature_columns"] == [f"e{j}" for j in range(128)]
+    assert set(prov["excluded_columns"]) == {"image", "azimuth", "elevation"}
+    summary = json.loads((out / "summary.json").read_text())
+    pairs = pd.read_csv(out / "pairs.csv")
+    html = (out / "report.html").read_text()
+    certs = html.split("<h2>Certificates and their ceilings</h2>")[1].split("<h2>")[0]
+    top = html.split("<h2>Most leaky pairs</h2>")[1].split("<h2>")[0]
+    for key, column, ceiling_column in [
+        ("rocht_certificate", "cert_epsilon", "cert_ceiling"),
+        ("mmdtv_certificate", "mmdtv_epsilon_lower", "mmdtv_ceiling"),
+    ]:
+        entry = summary["results"][key]
+        assert isinstance(entry["value"], float) and isinstance(
+            entry["at_ceiling"], bool
+        )
+        assert entry["ceiling"] == pytest.approx(pairs[ceiling_column].max(), rel=1e-12)
+        at = np.isclose(pairs[column], pairs[ceiling_column], rtol=1e-9, atol=0)
+        at &= pairs[ceiling_column] > 0
+        assert entry["n_at_ceiling"] == int(at.sum())
+        row = certs.split(f"<code>{key}</code>")[1].split("</tr>")[0]
+        assert f"{entry['ceiling']:.4g}" in row
+        assert ("at ceiling" in row) == entry["at_ceiling"]
+    # ROC-HT: 38 identities x ~45 images at test size 0.3 certify the ceiling on
+    # almost every pair; the ceiling is the by-hand Clopper-Pearson maximum.
+    rocht = summary["results"]["rocht_certificate"]
+    assert rocht["at_ceiling"] and rocht["n_at_ceiling"] >= 25
+    by_hand = certifiable_epsilon_ceiling(
+        pairs["cert_n_pos"].dropna().to_numpy(int),
+        pairs["cert_n_neg"].dropna().to_numpy(int),
+        n_comparisons=rocht["n_pairs"],
+    )
+    assert rocht["ceiling"] == pytest.approx(float(np.max(by_hand)), rel=1e-12)
+    # In the most-leaky table each certified value stands above its ceiling.
+    assert top.count("<small>ceiling ") == 2 * top.count("<tr><td class='num'>")
+    assert "at ceiling" in top
 
 
 # -- outputs that cannot lie -----------------------------------------------------------

@@ -181,30 +181,36 @@ def _top_pairs(pairs, n=10):
     primary = keys[0]
     audited = pairs[pairs[primary].notna()]
     top = audited.sort_values(keys, ascending=False, na_position="last").head(n)
-    ceilings = [
-        c
+    ceilings = {
+        eps: ceiling
         for m in METHODS.values()
-        for c in m.pair_columns.get("audit", {}).values()
-        if c.endswith("_ceiling") and c in pairs.columns
-    ]
-    cols = ["pair_rank", "id_a", "id_b", *keys, *ceilings]
+        for eps, ceiling in m.ceiling_columns.items()
+        if ceiling in pairs.columns
+    }
+    cols = ["pair_rank", "id_a", "id_b", *keys]
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+
+    def cell(r, c):
+        if c in ("id_a", "id_b"):
+            return f"<td>{_e(r[c])}</td>"
+        text = _num(r[c])
+        if c in ceilings and isinstance(r[c], float) and not math.isnan(r[c]):
+            ceiling = r[ceilings[c]]
+            text += f"<br><small>ceiling {_num(ceiling)}</small>"
+            if ceiling > 0 and math.isclose(r[c], ceiling, rel_tol=1e-9):
+                text += "<br><span class='ceil'>at ceiling</span>"
+        return f"<td class='num'>{text}</td>"
+
     body = "".join(
-        "<tr>"
-        + "".join(
-            f"<td>{_e(r[c])}</td>"
-            if c in ("id_a", "id_b")
-            else f"<td class='num'>{_num(r[c])}</td>"
-            for c in cols
-        )
-        + "</tr>"
+        "<tr>" + "".join(cell(r, c) for c in cols) + "</tr>"
         for r in top.to_dict(orient="records")
     )
     return (
         f"<p>The {len(top)} most leaky of the {len(audited)} pairs with "
         f"<code>{_e(primary)}</code>, ordered by the point estimates "
         f"{', then '.join(f'<code>{_e(k)}</code>' for k in keys)} (certificates "
-        "last: they mostly reflect the test size). All pairs are in "
+        "last, each above its pair's ceiling: they mostly reflect the test size). "
+        "All pairs are in "
         "<code>pairs.csv</code>.</p>"
         f"<div class='scroll'><table><thead><tr>{head}</tr></thead>"
         f"<tbody>{body}</tbody></table></div>"

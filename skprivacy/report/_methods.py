@@ -107,6 +107,9 @@ class Method:
         ``{fitted key: {results_ column: pairs.csv column}}``.
     epsilon_columns : dict
         ``{pairs.csv column: label}`` of per-pair ε (figures, most-leaky table).
+    ceiling_columns : dict
+        ``{pairs.csv ε column: pairs.csv ceiling column}`` of a certificate:
+        the report shows each certified value next to its pair's ceiling.
     eps_rank : int or None
         Position of this method's ε when ordering the most leaky pairs
         (point estimates first, certificates after them); None: not used.
@@ -139,6 +142,7 @@ class Method:
     does_not_say: str
     pair_columns: dict = field(default_factory=dict)
     epsilon_columns: dict = field(default_factory=dict)
+    ceiling_columns: dict = field(default_factory=dict)
     eps_rank: int | None = None
     plots: tuple = ()
     skip_reason: object = None
@@ -421,6 +425,19 @@ def _summarize_mmdtv_certificate(fitted, ctx):
             lift={"rows_per_identity": rows, "ceiling": lifted},
         )
     }
+
+
+def _mmdtv_certificate_frame(fitted):
+    """Per-pair certified ε, MMD lower bound and the pair's ceiling."""
+    res = fitted["audit"].results_
+    frame = res[["id_a", "id_b", "epsilon_lower", "mmd_lower"]].rename(
+        columns={
+            "epsilon_lower": "mmdtv_epsilon_lower",
+            "mmd_lower": "mmdtv_mmd_lower",
+        }
+    )
+    frame["mmdtv_ceiling"] = _mmd_ceiling(res["mmd2_margin"].to_numpy())
+    return frame
 
 
 def _ceiling_fields(value, ceiling, eps, ceilings):
@@ -1008,13 +1025,9 @@ _DECLARATIONS = (
         ),
         fit=_fit_mmdtv_certificate,
         summarize=_summarize_mmdtv_certificate,
-        pair_columns={
-            "audit": {
-                "epsilon_lower": "mmdtv_epsilon_lower",
-                "mmd_lower": "mmdtv_mmd_lower",
-            }
-        },
+        frame=_mmdtv_certificate_frame,
         epsilon_columns={"mmdtv_epsilon_lower": "MMD-TV certificate"},
+        ceiling_columns={"mmdtv_epsilon_lower": "mmdtv_ceiling"},
         eps_rank=11,
         skip_reason=_mmdtv_certificate_skip,
         cost=_pairs_cost("mmdtv_certified_pairs", 0.005),
@@ -1162,6 +1175,7 @@ _DECLARATIONS = (
             }
         },
         epsilon_columns={"cert_epsilon": "ROC-HT certificate"},
+        ceiling_columns={"cert_epsilon": "cert_ceiling"},
         eps_rank=10,
         skip_reason=_certificate_skip,
         cost=_pairs_cost("certificate_pairs", 0.04),
