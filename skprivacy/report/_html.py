@@ -188,7 +188,12 @@ def _top_pairs(pairs, n=10):
         if ceiling in pairs.columns
     }
     cols = ["pair_rank", "id_a", "id_b", *keys]
-    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    # The registry's labels wrap where the column names cannot, so the table
+    # fits the page; the pairs.csv name is the header's tooltip.
+    labels = {
+        c: label for m in METHODS.values() for c, label in m.epsilon_columns.items()
+    }
+    head = "".join(f"<th title='{_e(c)}'>{_e(labels.get(c, c))}</th>" for c in cols)
 
     def cell(r, c):
         if c in ("id_a", "id_b"):
