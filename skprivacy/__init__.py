@@ -15,6 +15,7 @@ from skprivacy.auditors import (
 )
 from skprivacy.membership import MembershipGeometry
 from skprivacy.pressure import (
+    MLPAttacker,
     PrototypeAttacker,
     RenyiPressure,
     RetrievalAttacker,
@@ -32,6 +33,7 @@ __all__ = [
     "ISP",
     "KDELRAuditor",
     "LEACE",
+    "MLPAttacker",
     "MMDTVAuditor",
     "MembershipGeometry",
     "OpenSetVerificationAuditor",

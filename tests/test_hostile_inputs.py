@@ -24,6 +24,7 @@ from skprivacy import (
     GaussMechAuditor,
     KDELRAuditor,
     MembershipGeometry,
+    MLPAttacker,
     MMDTVAuditor,
     OpenSetVerificationAuditor,
     PrototypeAttacker,
@@ -51,6 +52,7 @@ FAST = {
     "ISP": {"n_components": 2},
     "LEACE": {"n_components": 2},
     "INLP": {"max_iter": 2},
+    "MLPAttacker": {"hidden_layer_sizes": (8,), "max_iter": 20},
 }
 LABELLED = [
     GaussMechAuditor,
@@ -63,6 +65,7 @@ LABELLED = [
     OpenSetVerificationAuditor,
     PrototypeAttacker,
     RetrievalAttacker,
+    MLPAttacker,
     ISP,
     LEACE,
     INLP,
@@ -251,8 +254,8 @@ def test_renyi_score_scale_invariant(scale, data):
         warnings.simplefilter("ignore")
         est = RenyiPressure(random_state=0).fit(X, y)
         assert est.score(X * scale, y) == pytest.approx(est.score(X, y), rel=1e-9)
-    for cls in (PrototypeAttacker, RetrievalAttacker):
-        att = cls().fit(X, y)
+    for cls in (PrototypeAttacker, RetrievalAttacker, MLPAttacker):
+        att = cls(random_state=0).fit(X, y)
         np.testing.assert_allclose(
             att.predict_proba(X * scale), att.predict_proba(X), rtol=1e-9, atol=1e-12
         )

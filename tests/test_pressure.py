@@ -20,6 +20,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.pressure import (
+    MLPAttacker,
     PrototypeAttacker,
     RenyiPressure,
     RetrievalAttacker,
@@ -183,6 +184,101 @@ def test_attackers_in_grid_search():
         scoring="neg_log_loss",
     ).fit(X, ids)
     assert search.best_params_["aggregation"] in {"logsumexp", "max"}
+
+
+# ---------------------------------------------------------------------------
+# MLP rung (A3)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("n_identities", [2, 6])
+def test_mlp_posterior_matches_network_output(n_identities):
+    # Independent computation: scikit-learn's own forward pass on the rows
+    # the attacker feeds it (unit norm, scaled by sqrt(d)).
+    X, ids = two_releases(n_identities=n_identities, n_rows=12, s1=1.0)
+    clf = MLPAttacker(hidden_layer_sizes=(16,), random_state=0).fit(X, ids)
+    Z = X / np.linalg.norm(X, axis=1, keepdims=True) * np.sqrt(X.shape[1])
+    assert_allclose(clf.predict_proba(X), clf.mlp_.predict_proba(Z), atol=1e-10)
+    assert_array_equal(clf.classes_, np.arange(n_identities))
+
+
+def test_mlp_early_stopping_keeps_best_validation_epoch():
+    X, ids = two_releases(n_identities=8, n_rows=10, s1=0.8)
+    clf = MLPAttacker(
+        hidden_layer_sizes=(32,),
+        n_iter_no_change=5,
+        max_iter=500,
+        refit=False,
+        random_state=1,
+    ).fit(X, ids)
+    curve = np.asarray(clf.validation_nll_)
+    assert curve.size == clf.n_iter_ < 500
+    assert clf.best_iteration_ == clf.n_iter_ - 5
+    assert curve[clf.best_iteration_ - 1] == pytest.approx(curve.min())
+    # The kept weights are those of the best epoch: recompute its NLL on the
+    # same identity-stratified validation rows (one or two per identity).
+    from skprivacy.pressure._calibration import calibration_mask
+
+    rng = np.random.RandomState(1)
+    mask = calibration_mask(ids, 0.2, rng)
+    assert np.bincount(ids[mask]).min() >= 1
+    nll = log_loss(ids[mask], clf.predict_proba(X[mask]), labels=clf.classes_)
+    assert nll == pytest.approx(curve.min(), rel=1e-9)
+    # refit: the same stopping epoch, then that many epochs on every row,
+    # which is what a plain MLPClassifier given the same seed does.
+    refit = clf.set_params(refit=True).fit(X, ids)
+    assert refit.best_iteration_ == clf.best_iteration_
+    Z = X / np.linalg.norm(X, axis=1, keepdims=True) * np.sqrt(X.shape[1])
+    mlp = MLPClassifier(**refit.mlp_.get_params())
+    for _ in range(refit.best_iteration_):
+        mlp.partial_fit(Z, ids, classes=np.arange(8))
+    assert_allclose(refit.predict_proba(X), mlp.predict_proba(Z), atol=1e-10)
+
+
+def test_mlp_trains_with_few_rows_per_identity():
+    # Two rows for most identities, one for some: every identity with two
+    # rows gives exactly one validation row and keeps one training row, and
+    # single-row identities always train.
+    X, ids = two_releases(n_identities=10, n_rows=2, s1=1.5)
+    X, ids = np.vstack([X, X[:3] + 0.1]), np.r_[ids, 10, 11, 12]
+    clf = MLPAttacker(random_state=0).fit(X, ids)
+    assert clf.predict_proba(X).shape == (X.shape[0], 13)
+    assert len(clf.validation_nll_) == clf.n_iter_
+    # No identity with two rows: no validation, fixed number of epochs.
+    clf = MLPAttacker(max_iter=7, random_state=0).fit(X[:3], [0, 1, 2])
+    assert clf.n_iter_ == clf.best_iteration_ == 7
+    assert clf.validation_nll_ == []
+
+
+def test_mlp_parameter_errors():
+    X, ids = two_releases(n_identities=3, n_rows=4)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        MLPAttacker(hidden_layer_sizes=(4, 0)).fit(X, ids)
+    with pytest.raises(ValueError, match="validation_size"):
+        MLPAttacker(validation_size=1.5).fit(X, ids)
+
+
+def test_ladder_mlp_rung_is_early_stopped_and_verbose(capsys):
+    X, ids = two_releases(n_identities=6, n_rows=12, s1=0.8)
+    ladder = attacker_ladder(random_state=0)
+    assert isinstance(ladder["A3 MLP probe"], MLPAttacker)
+    table = pressure_ladder(
+        X,
+        ids,
+        {"A3": ladder["A3 MLP probe"]},
+        releases=RELEASES,
+        weight_grid=(1,),
+        alphas=[2],
+        random_state=0,
+        verbose=1,
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "[pressure_ladder] rung 1/1 'A3'"
+    assert out[1].startswith("[RenyiPressure] repeat 1/1: stage 1/2 (Z1) done")
+    assert out[2].startswith("[RenyiPressure] repeat 1/1: stage 2/2 (+Z2")
+    vrpi_2 = table.query("kind == 'cumulative' and t == 2")["vrpi"].iloc[0]
+    assert out[3].startswith("[pressure_ladder] rung 1/1 'A3' done in ")
+    assert f"(vRPI_2 {vrpi_2:.3f};" in out[3]
+    pressure_ladder(X, ids, {"A3": ladder["A3 MLP probe"]}, random_state=0)
+    assert capsys.readouterr().out == ""
 
 
 # ---------------------------------------------------------------------------

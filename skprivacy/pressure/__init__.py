@@ -7,6 +7,7 @@ attacker ladder) and the :class:`RenyiPressure` auditor.
 """
 
 from skprivacy.pressure._attackers import (
+    MLPAttacker,
     PrototypeAttacker,
     RetrievalAttacker,
     attacker_ladder,
@@ -24,6 +25,7 @@ from skprivacy.pressure._measures import (
 from skprivacy.pressure._pressure import RenyiPressure, pressure_ladder
 
 __all__ = [
+    "MLPAttacker",
     "PrototypeAttacker",
     "RenyiPressure",
     "RetrievalAttacker",

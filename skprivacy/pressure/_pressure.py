@@ -4,6 +4,7 @@
 
 import math
 import numbers
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -15,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
-from skprivacy.pressure._attackers import RetrievalAttacker
+from skprivacy.pressure._attackers import RetrievalAttacker, small_fit_threads
 from skprivacy.pressure._calibration import (
     fit_temperature,
     softmax_nll,
@@ -203,7 +204,15 @@ def _measure_rows(P, y, alphas):
 
 
 def _evaluate(attacker, F, y_codes, split, calibrate):
-    """Fit ``attacker`` on train rows, calibrate, and score the query rows."""
+    """Fit ``attacker`` on train rows, calibrate, and score the query rows.
+
+    Small fits run with one thread per pool (see ``small_fit_threads``).
+    """
+    with small_fit_threads(split["train"].size * F.shape[1]):
+        return _evaluate_fitted(attacker, F, y_codes, split, calibrate)
+
+
+def _evaluate_fitted(attacker, F, y_codes, split, calibrate):
     est = clone(attacker).fit(F[split["train"]], y_codes[split["train"]])
     n_known = split["n_known"]
     classes = np.asarray(getattr(est, "classes_", np.arange(n_known)))
@@ -248,8 +257,16 @@ def _evaluate(attacker, F, y_codes, split, calibrate):
     }
 
 
-def _run_repeat(blocks, codes, names, seed, params, n_jobs):
+def _say(verbose, text):
+    if verbose:
+        print(text, flush=True)
+
+
+def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     """One seeded audit: split, greedy release weights, stage measures."""
+    verbose = params.get("verbose", 0)
+    tag = f"[RenyiPressure] repeat {repeat + 1}/{params.get('n_repeats', 1)}"
+    start = time.perf_counter()
     rng = check_random_state(seed)
     split = _split(codes, params["n_identities"], params, rng)
     y_codes = split["remap"][codes]
@@ -294,6 +311,10 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs):
     weights = {0: 1.0}
     (current,) = run([weights])
     record("cumulative", 0, current, 1.0)
+    _say(
+        verbose,
+        f"{tag}: stage 1/{T} ({names[0]}) done, {time.perf_counter() - start:.1f} s",
+    )
     singles = [current]
     for t in range(1, T):
         grid = [w for w in params["weight_grid"] if w > 0]
@@ -320,6 +341,11 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs):
         else:
             weights = {**weights, t: w_best}
         record("cumulative", t, current, w_best)
+        _say(
+            verbose,
+            f"{tag}: stage {t + 1}/{T} (+{names[t]}, {len(options)} candidates, "
+            f"weight {w_best:g}) done, {time.perf_counter() - start:.1f} s",
+        )
     if T > 1:
         for t, res in enumerate(singles):
             record("single", t, res, 1.0)
@@ -453,6 +479,9 @@ class RenyiPressure(BaseEstimator):
         candidates of a stage) through joblib.
     random_state : int, RandomState instance or None, default=None
         Seeds the splits (and attackers left unseeded).
+    verbose : int, default=0
+        Print one progress line per stage of every repeat (with the elapsed
+        time) when positive.
 
     Attributes
     ----------
@@ -534,6 +563,7 @@ class RenyiPressure(BaseEstimator):
         "open_world": [Interval(Real, 0, 1, closed="neither"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -550,6 +580,7 @@ class RenyiPressure(BaseEstimator):
         open_world=None,
         n_jobs=None,
         random_state=None,
+        verbose=0,
     ):
         self.attacker = attacker
         self.alphas = alphas
@@ -562,6 +593,7 @@ class RenyiPressure(BaseEstimator):
         self.open_world = open_world
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self):
         alphas = [_check_alpha(a) for a in np.atleast_1d(self.alphas).tolist()]
@@ -631,13 +663,15 @@ class RenyiPressure(BaseEstimator):
             "test_size": float(self.test_size),
             "open_world": self.open_world,
             "n_identities": data.n_identities,
+            "n_repeats": int(self.n_repeats),
+            "verbose": int(self.verbose),
         }
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_repeats)
         if self.n_repeats > 1:
             outs = Parallel(n_jobs=self.n_jobs)(
-                delayed(_run_repeat)(blocks, data.codes, names, s, params, None)
-                for s in seeds
+                delayed(_run_repeat)(blocks, data.codes, names, s, params, None, r)
+                for r, s in enumerate(seeds)
             )
         else:
             outs = [
@@ -793,7 +827,10 @@ def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
         Also return the fitted :class:`RenyiPressure` of each rung.
     **params : dict
         Other :class:`RenyiPressure` parameters. If ``random_state`` is None a
-        single seed is drawn so that every rung sees the same splits.
+        single seed is drawn so that every rung sees the same splits. With
+        ``verbose`` positive, a line is printed when each rung starts and
+        ends (elapsed time and the final stage's vRPI_2), besides the
+        per-stage lines of :class:`RenyiPressure`.
 
     Returns
     -------
@@ -824,10 +861,20 @@ def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
         rng = check_random_state(params.get("random_state"))
         params["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
     tables, fitted = [], {}
-    for name, attacker in attackers.items():
+    verbose = params.get("verbose", 0)
+    start = time.perf_counter()
+    for r, (name, attacker) in enumerate(attackers.items()):
+        _say(verbose, f"[pressure_ladder] rung {r + 1}/{len(attackers)} {name!r}")
+        rung_start = time.perf_counter()
         est = RenyiPressure(attacker=attacker, **params).fit(X, y)
         tables.append(est.results_.assign(attacker=name))
         fitted[name] = est
+        _say(
+            verbose,
+            f"[pressure_ladder] rung {r + 1}/{len(attackers)} {name!r} done in "
+            f"{time.perf_counter() - rung_start:.1f} s (vRPI_2 {est.score():.3f}; "
+            f"{time.perf_counter() - start:.1f} s in all)",
+        )
     table = pd.concat(tables, ignore_index=True)
     table = table[["attacker"] + [c for c in table.columns if c != "attacker"]]
     return (table, fitted) if return_estimators else table
