@@ -15,6 +15,7 @@ from skprivacy.auditors import (
 )
 from skprivacy.membership import MembershipGeometry
 from skprivacy.pressure import (
+    GraphAttacker,
     MLPAttacker,
     PrototypeAttacker,
     RenyiPressure,
@@ -29,6 +30,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "AuditReport",
     "GaussMechAuditor",
+    "GraphAttacker",
     "INLP",
     "ISP",
     "KDELRAuditor",

@@ -22,6 +22,7 @@ from skprivacy import (
     ISP,
     LEACE,
     GaussMechAuditor,
+    GraphAttacker,
     KDELRAuditor,
     MembershipGeometry,
     MLPAttacker,
@@ -66,6 +67,7 @@ LABELLED = [
     PrototypeAttacker,
     RetrievalAttacker,
     MLPAttacker,
+    GraphAttacker,
     ISP,
     LEACE,
     INLP,
@@ -254,7 +256,7 @@ def test_renyi_score_scale_invariant(scale, data):
         warnings.simplefilter("ignore")
         est = RenyiPressure(random_state=0).fit(X, y)
         assert est.score(X * scale, y) == pytest.approx(est.score(X, y), rel=1e-9)
-    for cls in (PrototypeAttacker, RetrievalAttacker, MLPAttacker):
+    for cls in (PrototypeAttacker, RetrievalAttacker, MLPAttacker, GraphAttacker):
         att = cls(random_state=0).fit(X, y)
         np.testing.assert_allclose(
             att.predict_proba(X * scale), att.predict_proba(X), rtol=1e-9, atol=1e-12

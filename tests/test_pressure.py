@@ -20,6 +20,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.pressure import (
+    GraphAttacker,
     MLPAttacker,
     PrototypeAttacker,
     RenyiPressure,
@@ -186,6 +187,61 @@ def test_attackers_in_grid_search():
     assert search.best_params_["aggregation"] in {"logsumexp", "max"}
 
 
+def _naive_graph_posterior(G, g_ids, Q, classes, k, T, similarity):
+    """The graph-only posterior by a loop over queries and identities."""
+    G = G / np.linalg.norm(G, axis=1, keepdims=True)
+    P = np.zeros((len(Q), len(classes)))
+    for i, q in enumerate(Q):
+        q = q / np.linalg.norm(q)
+        sims = [float(q @ g) for g in G]
+        edges = sorted(range(len(G)), key=lambda j: -sims[j])[: min(k, len(G))]
+        logits = []
+        for u in classes:
+            vote = sum(sims[j] if similarity else 1.0 for j in edges if g_ids[j] == u)
+            logits.append(vote / k / T)
+        e = np.exp(np.array(logits) - max(logits))
+        P[i] = e / e.sum()
+    return P
+
+
+@pytest.mark.parametrize("weights", ["uniform", "similarity"])
+@pytest.mark.parametrize("k", [1, 4, 100])
+def test_graph_posterior_matches_loop(weights, k):
+    X, ids = two_releases(n_identities=5, n_rows=8, s1=0.7)
+    G, gy, Q = X[::2], ids[::2], X[1::2]
+    clf = GraphAttacker(k, weights=weights, temperature=0.05, batch_size=7).fit(G, gy)
+    # k = 100 > 20 gallery rows: every node is an edge (k capped at 20).
+    expected = _naive_graph_posterior(
+        G, gy, Q, range(5), min(k, 20), 0.05, weights == "similarity"
+    )
+    assert_allclose(clf.predict_proba(Q), expected, atol=1e-10)
+    assert clf.n_gallery_ == 20
+
+
+def test_graph_attacker_calibrates_and_sees_only_edges():
+    X, ids = two_releases(n_identities=12, n_rows=30, s1=0.6)
+    train = np.arange(ids.size) % 3 != 0
+    clf = GraphAttacker(5, random_state=0).fit(X[train], ids[train])
+    fixed = GraphAttacker(5, temperature=1.0).fit(X[train], ids[train])
+    q = ~train
+    nll = log_loss(ids[q], clf.predict_proba(X[q]), labels=clf.classes_)
+    nll_t1 = log_loss(ids[q], fixed.predict_proba(X[q]), labels=clf.classes_)
+    assert clf.calibration_nll_ is not None
+    assert nll < nll_t1 - 0.1
+    # Only the edges matter: moving a query without changing its 5 nearest
+    # gallery rows leaves the uniform-weight posterior unchanged.
+    G = X[train] / np.linalg.norm(X[train], axis=1, keepdims=True)
+    Q = X[q][:1] / np.linalg.norm(X[q][:1])
+    nearest = np.argsort(-(G @ Q[0]))[:5]
+    moved = Q + 1e-3 * G[nearest].mean(axis=0)
+    assert_array_equal(np.argsort(-(G @ moved[0]))[:5], nearest)
+    assert_allclose(clf.predict_proba(moved), clf.predict_proba(Q), atol=1e-12)
+    # A query with no edge to an identity: equal mass on all such identities.
+    P = clf.predict_proba(Q)[0]
+    missing = np.setdiff1d(np.arange(12), ids[train][nearest])
+    assert_allclose(P[missing], P[missing][0])
+
+
 # ---------------------------------------------------------------------------
 # MLP rung (A3)
 # ---------------------------------------------------------------------------
@@ -326,6 +382,71 @@ def test_overlap_near_zero_for_independent_and_positive_for_duplicated():
         assert dup.loc[alpha, "overlap"] > 3 * abs(indep.loc[alpha, "overlap"])
 
 
+def test_weighting_with_one_calibration_row_per_identity_never_below_a_single():
+    # The failing case of issue 16: with one calibration row per identity
+    # the calibration NLL is noisy, and it chose Z1 + 0.25*Z2 (Z2 is pure
+    # noise) although that state scores below Z1 alone on the query rows.
+    X, ids = two_releases(n_identities=30, n_rows=8, s1=0.5, s2=0.0, seed=1)
+    kw = {
+        "releases": RELEASES,
+        "alphas": [2],
+        "calibration_size": 0.1,
+        "random_state": 1,
+    }
+    old = RenyiPressure(RetrievalAttacker(), monotone=False, **kw).fit(X, ids)
+    split = old.splits_[0]
+    assert_array_equal(np.bincount(ids[split["calibration"]]), np.ones(30))
+    rep = old.repeat_results_.set_index(["kind", "t"])
+    assert rep.loc[("cumulative", 2), "state"] == "Z1 + 0.25*Z2"
+    assert rep.loc[("cumulative", 2), "selected_by"] == "calibration"
+    below = rep.loc[("single", 1), "vrpi"] - rep.loc[("cumulative", 2), "vrpi"]
+    assert below > 1e-3
+    new = RenyiPressure(RetrievalAttacker(), **kw).fit(X, ids)
+    rep = new.repeat_results_.set_index(["kind", "t"])
+    assert rep.loc[("cumulative", 2), "vrpi"] == rep.loc[("single", 1), "vrpi"]
+    assert rep.loc[("cumulative", 2), "state"] == "Z1"
+    assert rep.loc[("cumulative", 2), "selected_by"] == "held-out guard"
+    assert new.release_weights_.iloc[0].tolist() == [1.0, 0.0]
+    # The same splits and fitted states: only the stage choice differs.
+    assert_array_equal(new.splits_[0]["query"], split["query"])
+    assert new.score() == pytest.approx(old.repeat_results_["vrpi"].iloc[2])
+    # score(X, y) uses the state the stage reports (Z1 alone): recompute.
+    F = X / np.linalg.norm(X[:, :8], axis=1, keepdims=True)
+    att = new.attacker_
+    q = split["query"]
+    logp = att.predict_log_proba(F[q, :8]) / new.temperature_
+    P = np.exp(logp - logp.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    assert vrpi(P, 2) == pytest.approx(new.score(), rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_monotone_stages_dominate_singles_and_earlier_stages(seed):
+    X, ids = two_releases(n_identities=12, n_rows=6, s1=0.4, s2=0.1, seed=seed)
+    X = np.hstack([X, X[:, :8] + np.random.default_rng(seed).normal(size=(72, 8))])
+    est = RenyiPressure(
+        PrototypeAttacker(),
+        releases=[slice(0, 8), slice(8, 16), slice(16, 24)],
+        alphas=[2],
+        random_state=seed,
+    ).fit(X, ids)
+    rep = est.repeat_results_
+    cum = rep[rep.kind == "cumulative"].set_index("t")["vrpi"]
+    single = rep[rep.kind == "single"].set_index("t")["vrpi"]
+    for t in (1, 2, 3):
+        assert cum[t] >= single[:t].max()
+        if t > 1:
+            assert cum[t] >= cum[t - 1]
+    # Every candidate state is named; the first stage is release 1.
+    assert rep[rep.kind == "cumulative"]["state"].iloc[0] == "Z1"
+    assert set(rep["selected_by"]) <= {
+        "first release",
+        "calibration",
+        "held-out guard",
+        "single release",
+    }
+
+
 _SPY_LOG = {}
 
 
@@ -347,9 +468,10 @@ class _SpyAttacker(ClassifierMixin, BaseEstimator):
 
 def test_query_rows_never_used_for_fitting():
     X, ids = two_releases(n_identities=6, n_rows=20, s1=0.5, s2=0.5)
-    audit = RenyiPressure(_SpyAttacker("a"), releases=RELEASES, random_state=1).fit(
-        X, ids
-    )
+    # monotone=False: the held-out guard is the one step that looks at the
+    # query rows (to choose among already-fitted states; tested below).
+    kw = {"releases": RELEASES, "random_state": 1, "monotone": False}
+    audit = RenyiPressure(_SpyAttacker("a"), **kw).fit(X, ids)
     log = _SPY_LOG["a"]
     split = audit.splits_[0]
     assert set(split["query"]).isdisjoint(split["train"])
@@ -365,9 +487,7 @@ def test_query_rows_never_used_for_fitting():
     X2[split["query"]] = np.random.default_rng(9).standard_normal(
         (len(split["query"]), X.shape[1])
     )
-    audit2 = RenyiPressure(_SpyAttacker("b"), releases=RELEASES, random_state=1).fit(
-        X2, ids
-    )
+    audit2 = RenyiPressure(_SpyAttacker("b"), **kw).fit(X2, ids)
     cols = ["kind", "t", "alpha", "weight", "temperature", "calibration_nll"]
     pd.testing.assert_frame_equal(
         audit.repeat_results_[cols], audit2.repeat_results_[cols]

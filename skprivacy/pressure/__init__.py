@@ -7,6 +7,7 @@ attacker ladder) and the :class:`RenyiPressure` auditor.
 """
 
 from skprivacy.pressure._attackers import (
+    GraphAttacker,
     MLPAttacker,
     PrototypeAttacker,
     RetrievalAttacker,
@@ -25,6 +26,7 @@ from skprivacy.pressure._measures import (
 from skprivacy.pressure._pressure import RenyiPressure, pressure_ladder
 
 __all__ = [
+    "GraphAttacker",
     "MLPAttacker",
     "PrototypeAttacker",
     "RenyiPressure",

@@ -48,6 +48,7 @@ from skprivacy.utils._sklearn import (
 from skprivacy.utils._validation import _num_rows
 
 __all__ = [
+    "GraphAttacker",
     "MLPAttacker",
     "PrototypeAttacker",
     "RetrievalAttacker",
@@ -520,8 +521,12 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         return _fill_uniform(self._log_proba(Z), kept, len(self.classes_))
 
 
-def _knn_votes(Q, G, g_codes, n_identities, k, batch_size):
-    """Fraction of each query's k most similar gallery rows per identity."""
+def _knn_votes(Q, G, g_codes, n_identities, k, batch_size, similarity=False):
+    """Fraction of each query's k most similar gallery rows per identity.
+
+    With ``similarity``, each neighbour counts with its cosine similarity
+    (divided by k) instead of 1/k.
+    """
     k = min(k, G.shape[0])
     votes = np.zeros((Q.shape[0], n_identities), dtype=np.float64)
     G = np.ascontiguousarray(G)
@@ -533,7 +538,10 @@ def _knn_votes(Q, G, g_codes, n_identities, k, batch_size):
         else:
             nn = np.broadcast_to(np.arange(S.shape[1]), S.shape)
         flat = (np.arange(stop - start)[:, None] * n_identities + g_codes[nn]).ravel()
-        counts = np.bincount(flat, minlength=(stop - start) * n_identities)
+        w = None
+        if similarity:
+            w = np.take_along_axis(S, np.asarray(nn), axis=1).ravel()
+        counts = np.bincount(flat, weights=w, minlength=(stop - start) * n_identities)
         votes[start:stop] = counts.reshape(stop - start, n_identities) / k
     return votes
 
@@ -738,6 +746,202 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
             logits = logits + self.graph_weight_ * B
         log_proba = logits - logsumexp_rows(logits, keepdims=True)
         return _fill_uniform(log_proba, kept, len(self.classes_))
+
+
+class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
+    r"""Graph-only attacker (rung A0-Graph) on a released kNN graph.
+
+    Models the release of a kNN graph over the gallery whose nodes carry
+    identity labels, and nothing else: no embeddings, no prototypes. A query
+    (the target's sample, inserted into the graph) reveals only its edges,
+    i.e. its ``n_neighbors`` nearest gallery rows, and the attacker's
+    identity logits are the votes of those neighbours,
+    ``vote_u / T``. ``T`` is fitted by minimising the negative log-likelihood
+    on a held-out, identity-stratified calibration part of the training
+    rows (the graph is then rebuilt from all of them).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=10
+        Out-degree of a node in the released graph (capped at the gallery
+        size).
+    weights : {"uniform", "similarity"}, default="uniform"
+        ``"uniform"``: ``vote_u`` is the fraction of the query's neighbours
+        labelled ``u`` (an unweighted graph). ``"similarity"``: each edge
+        counts with its cosine similarity divided by ``n_neighbors`` (a
+        graph released with edge weights).
+    temperature : float or "auto", default="auto"
+        Softmax temperature; ``"auto"`` fits it on the calibration split.
+    calibration_size : float, default=0.2
+        Fraction of each identity's training rows held out to fit the
+        temperature (at most 512 rows are used; identities with a single row
+        only join the gallery).
+    batch_size : int, default=2048
+        Query rows per block of the neighbour search.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the calibration split.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Identity labels.
+    temperature_ : float
+        Fitted (or given) temperature.
+    calibration_nll_ : float or None
+        Calibration negative log-likelihood at ``temperature_`` (None when
+        the temperature is given or no identity has two rows).
+    n_gallery_ : int
+        Number of gallery rows (graph nodes).
+    drop_report_ : dict
+        Rows dropped by the input validation, by reason.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit` (DataFrame input only).
+
+    See Also
+    --------
+    PrototypeAttacker : Prototype bank plus the same kNN vote (rung A2).
+    RetrievalAttacker : Full gallery embeddings (rung A0).
+
+    Notes
+    -----
+    With :math:`N_k(q)` the ``k`` gallery rows most cosine-similar to the
+    query and :math:`w_j` the edge weight (1 or :math:`\cos(q, g_j)`),
+
+    .. math::
+
+        \hat p(u \mid q) \propto \exp\Big(\frac{1}{kT}
+        \sum_{j \in N_k(q),\, y_j = u} w_j\Big).
+
+    Identities with no edge to the query share the remaining mass equally:
+    a graph says nothing to tell them apart. Only the query's own edges are
+    used (not the reverse edges of gallery nodes that would list it, nor
+    paths of two hops). The neighbour search is done on the embeddings,
+    which the auditor holds; the posterior depends on them only through the
+    edges a released graph would contain.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import GraphAttacker
+    >>> X, ids = make_identity_embeddings(10, 12, 32, random_state=0)
+    >>> clf = GraphAttacker(n_neighbors=5, random_state=0).fit(X, ids)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 10)
+    """
+
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "weights": [StrOptions({"uniform", "similarity"})],
+        "temperature": [
+            StrOptions({"auto"}),
+            Interval(Real, 0, None, closed="neither"),
+        ],
+        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_neighbors=10,
+        *,
+        weights="uniform",
+        temperature="auto",
+        calibration_size=0.2,
+        batch_size=2048,
+        random_state=None,
+    ):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.temperature = temperature
+        self.calibration_size = calibration_size
+        self.batch_size = batch_size
+        self.random_state = random_state
+
+    def _votes(self, Q, G, g_codes, n_id):
+        return _knn_votes(
+            Q,
+            G,
+            g_codes,
+            n_id,
+            self.n_neighbors,
+            self.batch_size,
+            similarity=self.weights == "similarity",
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Build the graph's gallery and fit the temperature.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Gallery embeddings (L2-normalised; non-finite and zero-norm rows
+            are dropped and reported).
+        y : array-like of shape (n_samples,)
+            Identity label of each row.
+
+        Returns
+        -------
+        self : GraphAttacker
+            Fitted attacker.
+        """
+        data = _fit_data(self, X, y)
+        self.drop_report_ = data.drop_report
+        self.classes_ = data.identities
+        n_id = data.n_identities
+        self.calibration_nll_ = None
+        if self.temperature == "auto":
+            rng = check_random_state(self.random_state)
+            mask = calibration_mask(data.codes, self.calibration_size, rng)
+            if not mask.any():
+                warnings.warn(
+                    "No identity has two rows, so the temperature cannot be "
+                    "calibrated; using temperature 1.0.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                self.temperature_ = 1.0
+            else:
+                cal = _cap_calibration(mask, data.codes, rng)
+                fit_rows = ~mask
+                V = self._votes(
+                    data.X[cal], data.X[fit_rows], data.codes[fit_rows], n_id
+                )
+                y_cal = data.codes[cal]
+                self.temperature_ = fit_temperature(
+                    lambda t: softmax_nll(V / t, y_cal), TEMPERATURE_BOUNDS
+                )
+                self.calibration_nll_ = softmax_nll(V / self.temperature_, y_cal)
+        else:
+            self.temperature_ = float(self.temperature)
+        self._gallery = np.ascontiguousarray(data.X)
+        self._gallery_codes = data.codes
+        self.n_gallery_ = int(data.X.shape[0])
+        return self
+
+    def predict_log_proba(self, X):
+        """Log-posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings (finite; L2-normalised internally).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_queries, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        Q, kept = _check_queries(self, X)
+        n_id = len(self.classes_)
+        logits = (
+            self._votes(Q, self._gallery, self._gallery_codes, n_id) / self.temperature_
+        )
+        log_proba = logits - logsumexp_rows(logits, keepdims=True)
+        return _fill_uniform(log_proba, kept, n_id)
 
 
 def _fit_logit_weights(A, B, y, kappa, weight):

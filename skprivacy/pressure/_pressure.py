@@ -257,6 +257,23 @@ def _evaluate_fitted(attacker, F, y_codes, split, calibrate):
     }
 
 
+def _vrpi2(res):
+    """Return vRPI_2 of an evaluated state on its query rows (cached)."""
+    if "vrpi2" not in res:
+        res["vrpi2"] = _measure_rows(res["P"], res["y"], [2.0])[0]["vrpi"]
+    return res["vrpi2"]
+
+
+def _state_name(names, weights):
+    """Readable state, e.g. ``"Z1 + 0.5*Z2"`` (releases of weight 0 left out)."""
+    parts = [
+        names[s] if w == 1 else f"{w:g}*{names[s]}"
+        for s, w in sorted(weights.items())
+        if w > 0
+    ]
+    return " + ".join(parts)
+
+
 def _say(verbose, text):
     if verbose:
         print(text, flush=True)
@@ -290,9 +307,10 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
 
     rows = []
 
-    def record(kind, t, res, weight):
+    def record(kind, t, res, weight, state, selected_by):
         # Nominal contents of the stage; a release the attacker chose to
-        # ignore (weight 0) still belongs to it (see the weight column).
+        # ignore (weight 0) still belongs to it (see the weight and state
+        # columns).
         stage = "+".join(names[: t + 1])
         for r in _measure_rows(res["P"], res["y"], alphas):
             rows.append(
@@ -304,43 +322,61 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
                     "weight": weight,
                     "temperature": res["temperature"],
                     "calibration_nll": res["calibration_nll"],
+                    "state": state,
+                    "selected_by": selected_by,
                     **r,
                 }
             )
 
     weights = {0: 1.0}
     (current,) = run([weights])
-    record("cumulative", 0, current, 1.0)
+    record("cumulative", 0, current, 1.0, names[0], "first release")
     _say(
         verbose,
         f"{tag}: stage 1/{T} ({names[0]}) done, {time.perf_counter() - start:.1f} s",
     )
     singles = [current]
     for t in range(1, T):
+        previous = current
         grid = [w for w in params["weight_grid"] if w > 0]
         candidates = [{**weights, t: w} for w in grid]
         results = run(candidates + [{t: 1.0}])
         singles.append(results[-1])
-        # Candidates for the state Z_1:t: keep the previous state (weight 0,
-        # if in the grid), add Z_t with a grid weight, or use Z_t alone
-        # (weight inf: the earlier releases are dropped). Including both ends
-        # means the chosen state is never worse on the calibration rows than
-        # the previous state or the new release alone.
-        options = (
-            [(current["calibration_nll"], 0.0, current)]
-            if (0.0 in params["weight_grid"])
-            else []
-        )
-        options += [(r["calibration_nll"], w, r) for w, r in zip(grid, results[:-1])]
-        options.append((results[-1]["calibration_nll"], math.inf, results[-1]))
+        # Candidate states for Z_1:t, each as (weights, result, weight of
+        # Z_t): the previous state (Z_t ignored, if 0 is in the grid), the
+        # previous state plus Z_t with a grid weight, and every release
+        # alone, the new one included (weight inf: earlier releases
+        # dropped). With the singles among the candidates, the chosen state
+        # is never worse on the calibration rows than the previous state or
+        # any release alone.
+        options = []
+        if 0.0 in params["weight_grid"]:
+            options.append(({**weights, t: 0.0}, current, 0.0))
+        options += [(c, r, w) for c, r, w in zip(candidates, results[:-1], grid)]
+        options += [({s: 1.0}, singles[s], 0.0) for s in range(t)]
+        options.append(({t: 1.0}, results[-1], math.inf))
         # Smallest calibration NLL wins; ties go to the earlier candidate.
-        best = min(range(len(options)), key=lambda i: options[i][0])
-        _, w_best, current = options[best]
-        if math.isinf(w_best):
-            weights = {**dict.fromkeys(weights, 0.0), t: 1.0}
-        else:
-            weights = {**weights, t: w_best}
-        record("cumulative", t, current, w_best)
+        best = min(range(len(options)), key=lambda i: options[i][1]["calibration_nll"])
+        chosen, current, w_best = options[best]
+        selected_by = "calibration"
+        if params["monotone"]:
+            # Held-out guard: an attacker holding Z_1:t can always act on
+            # the previous state or on any single release, so the stage
+            # takes the best of those on the query rows if the calibration
+            # choice scores below it (vRPI at alpha = 2).
+            fallback = [({**weights, t: 0.0}, previous, 0.0)] + [
+                ({s: 1.0}, singles[s], math.inf if s == t else 0.0)
+                for s in range(t + 1)
+            ]
+            scores = [_vrpi2(r) for _, r, _ in fallback]
+            k = int(np.argmax(scores))
+            if scores[k] > _vrpi2(current):
+                chosen, current, w_best = fallback[k]
+                selected_by = "held-out guard"
+        weights = {s: float(chosen.get(s, 0.0)) for s in range(t + 1)}
+        record(
+            "cumulative", t, current, w_best, _state_name(names, weights), selected_by
+        )
         _say(
             verbose,
             f"{tag}: stage {t + 1}/{T} (+{names[t]}, {len(options)} candidates, "
@@ -348,7 +384,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
         )
     if T > 1:
         for t, res in enumerate(singles):
-            record("single", t, res, 1.0)
+            record("single", t, res, 1.0, names[t], "single release")
     kept = {
         "estimator": current["estimator"],
         "temperature": current["temperature"],
@@ -459,10 +495,10 @@ class RenyiPressure(BaseEstimator):
     weight_grid : array-like of float, default=(0, 0.25, 0.5, 1, 2, 4)
         Candidate weights of each newly added release in the cumulative
         state (the first release has weight 1). Chosen greedily, release by
-        release, by the calibration negative log-likelihood; the new release
-        alone (weight ``inf``: earlier releases dropped) is always a
-        candidate too. Including 0 lets the attacker ignore a release that
-        does not help it.
+        release, by the calibration negative log-likelihood; every release
+        alone (the new one reported as weight ``inf``: earlier releases
+        dropped) is always a candidate too. Including 0 lets the attacker
+        ignore a release that does not help it.
     calibrate : bool, default=True
         Fit a post-hoc temperature on the calibration rows (for every rung,
         including probes whose probabilities are not calibrated).
@@ -474,6 +510,20 @@ class RenyiPressure(BaseEstimator):
         posterior gets an extra
         "unknown" outcome from a rejection model calibrated on the
         calibration rows, and the measures use N + 1 outcomes.
+    monotone : bool, default=True
+        Held-out guard on the stage choice. An attacker holding
+        :math:`Z_{1:t}` can always act on the previous state or on any single
+        release, so if the state chosen on the calibration rows scores a
+        lower vRPI_2 on the query rows than the best of those, the stage
+        uses that one instead (``selected_by`` column of
+        ``repeat_results_``). With a small calibration split (one row per
+        identity) the calibration choice is noisy and could otherwise put a
+        cumulative stage below a release it contains. The guard lets the
+        query rows pick among at most ``t + 1`` states (nothing is fitted on
+        them), so the cumulative estimate is the largest of those plug-in
+        estimates: biased upwards by at most their sampling spread, which
+        errs on the side of more leakage. ``False`` keeps the query rows out
+        of every choice.
     n_jobs : int or None, default=None
         Parallel jobs over repeats (or, with one repeat, over the weight
         candidates of a stage) through joblib.
@@ -494,7 +544,10 @@ class RenyiPressure(BaseEstimator):
         ``*_std`` column over repeats (NaN with one repeat), and
         ``n_queries``, ``n_outcomes``, ``n_repeats``.
     repeat_results_ : pandas.DataFrame
-        The same measures for every repeat (column ``repeat``).
+        The same measures for every repeat (column ``repeat``), with the
+        state each stage used (``state``, e.g. ``"Z1 + 0.5*Z2"``) and how it
+        was chosen (``selected_by``: ``"calibration"`` or ``"held-out
+        guard"``, see ``monotone``).
     overlap_ : pandas.DataFrame
         Indexed by alpha: ``sum_single`` (Σ_t vRPI of each single release),
         ``joint`` (vRPI of the full cumulative state), ``overlap`` =
@@ -561,6 +614,7 @@ class RenyiPressure(BaseEstimator):
         "weight_grid": ["array-like"],
         "calibrate": ["boolean"],
         "open_world": [Interval(Real, 0, 1, closed="neither"), None],
+        "monotone": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -578,6 +632,7 @@ class RenyiPressure(BaseEstimator):
         weight_grid=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0),
         calibrate=True,
         open_world=None,
+        monotone=True,
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -591,6 +646,7 @@ class RenyiPressure(BaseEstimator):
         self.weight_grid = weight_grid
         self.calibrate = calibrate
         self.open_world = open_world
+        self.monotone = monotone
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -665,6 +721,7 @@ class RenyiPressure(BaseEstimator):
             "n_identities": data.n_identities,
             "n_repeats": int(self.n_repeats),
             "verbose": int(self.verbose),
+            "monotone": bool(self.monotone),
         }
         rng = check_random_state(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_repeats)
