@@ -20,6 +20,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.pressure import (
+    ArtifactRelease,
     GraphAttacker,
     MLPAttacker,
     PrototypeAttacker,
@@ -493,6 +494,91 @@ def test_query_rows_never_used_for_fitting():
         audit.repeat_results_[cols], audit2.repeat_results_[cols]
     )
     assert not np.allclose(audit.results_["vrpi"], audit2.results_["vrpi"])
+
+
+# ---------------------------------------------------------------------------
+# Artifact releases (kNN graph, prototype bank) as cascade stages
+# ---------------------------------------------------------------------------
+def _softmax(logits):
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_graph_release_stage_is_product_of_posteriors():
+    # Independent recomputation: fit each attacker by hand on the audit's
+    # train rows, add the log-posteriors with the chosen weight, and score
+    # the query rows.
+    X, ids = two_releases(n_identities=8, n_rows=20, s1=0.6, s2=0.6)
+    graph = ArtifactRelease(
+        [8, 9, 10, 11, 12, 13, 14, 15], GraphAttacker(5, temperature=0.2)
+    )
+    audit = RenyiPressure(
+        RetrievalAttacker(temperature=0.1),
+        releases={"emb": RELEASES[0], "graph": graph},
+        alphas=[2],
+        weight_grid=(2,),
+        monotone=False,
+        random_state=0,
+    ).fit(X, ids)
+    rep = audit.repeat_results_.set_index(["kind", "t"])
+    assert rep.loc[("cumulative", 2), "state"] == "emb + 2*graph"
+    split = audit.splits_[0]
+    tr, q = split["train"], split["query"]
+    A = RetrievalAttacker(temperature=0.1).fit(X[tr, :8], ids[tr])
+    G = GraphAttacker(5, temperature=0.2).fit(X[tr, 8:], ids[tr])
+    la = np.log(A.predict_proba(X[q, :8]))
+    lg = np.log(G.predict_proba(X[q, 8:]))
+    both = la + 2 * lg
+    both -= np.log(np.exp(both).sum(axis=1, keepdims=True))
+    # The post-hoc temperatures are those fitted on the calibration rows.
+    t_both = rep.loc[("cumulative", 2), "temperature"]
+    t_graph = rep.loc[("single", 2), "temperature"]
+    assert vrpi(_softmax(both / t_both), 2) == pytest.approx(
+        rep.loc[("cumulative", 2), "vrpi"], rel=1e-9
+    )
+    assert vrpi(_softmax(lg / t_graph), 2) == pytest.approx(
+        rep.loc[("single", 2), "vrpi"], rel=1e-9
+    )
+    assert list(audit.artifact_attackers_) == ["graph"]
+    assert audit.release_weights_.iloc[0].tolist() == [1.0, 2.0]
+    # score(X, y) on the query rows re-applies the same state.
+    assert audit.score(X[q], ids[q]) == pytest.approx(audit.score(), rel=1e-9)
+
+
+def test_prototype_bank_stage_raises_pressure_and_fits_once():
+    X, ids = two_releases(n_identities=10, n_rows=15, s1=0.25, s2=0.8)
+    bank = ArtifactRelease(RELEASES[1], PrototypeAttacker(n_neighbors=5))
+    _SPY_LOG.pop("bank", None)
+    audit = RenyiPressure(
+        _SpyAttacker("bank"),
+        releases={"R1": RELEASES[0], "R4 bank+graph": bank},
+        alphas=[2],
+        random_state=0,
+    ).fit(X, ids)
+    res = audit.results_.set_index(["kind", "t"])
+    assert res.loc[("cumulative", 2), "vrpi"] > res.loc[("cumulative", 1), "vrpi"] + 0.1
+    assert res.loc[("cumulative", 2), "releases"] == "R1+R4 bank+graph"
+    # The embedding state R1 is fitted once; the artifact's own attacker
+    # once (not the spy); candidates differing only in the artifact's
+    # weight reuse both.
+    assert len(_SPY_LOG["bank"]) == 1
+    assert isinstance(audit.artifact_attackers_.get("R4 bank+graph"), PrototypeAttacker)
+
+
+def test_artifact_only_state_and_errors():
+    X, ids = two_releases(n_identities=6, n_rows=12, s1=0.8)
+    audit = RenyiPressure(
+        releases=[ArtifactRelease(slice(0, 16), GraphAttacker(3))], random_state=0
+    ).fit(X, ids)
+    assert audit.attacker_ is None
+    assert 0 < audit.score() <= np.log(6)
+    q = audit.splits_[0]["query"]
+    assert audit.score(X[q], ids[q]) == pytest.approx(audit.score(), rel=1e-9)
+    with pytest.raises(TypeError, match="artifact release 'Z1'"):
+        RenyiPressure(releases=[ArtifactRelease(slice(0, 4), object())]).fit(X, ids)
+    with pytest.raises(ValueError, match="out of range"):
+        RenyiPressure(releases=[ArtifactRelease([99], GraphAttacker())]).fit(X, ids)
+    assert "GraphAttacker" in repr(ArtifactRelease([1], GraphAttacker()))
 
 
 def test_results_layout_repeats_and_score():

@@ -23,9 +23,10 @@ from skprivacy.pressure._measures import (
     sibson_information,
     vrpi,
 )
-from skprivacy.pressure._pressure import RenyiPressure, pressure_ladder
+from skprivacy.pressure._pressure import ArtifactRelease, RenyiPressure, pressure_ladder
 
 __all__ = [
+    "ArtifactRelease",
     "GraphAttacker",
     "MLPAttacker",
     "PrototypeAttacker",

@@ -37,7 +37,7 @@ from skprivacy.utils._sklearn import (
     validate_data,
 )
 
-__all__ = ["RenyiPressure", "pressure_ladder"]
+__all__ = ["ArtifactRelease", "RenyiPressure", "pressure_ladder"]
 
 #: Search interval of the post-hoc temperature applied to an attacker's
 #: log-posterior (a multiplicative rescaling of log-probabilities).
@@ -203,28 +203,52 @@ def _measure_rows(P, y, alphas):
     return rows
 
 
-def _evaluate(attacker, F, y_codes, split, calibrate):
-    """Fit ``attacker`` on train rows, calibrate, and score the query rows.
+_ROW_SETS = ("calibration", "query", "calibration_unknown", "query_unknown")
+
+
+def _posteriors(attacker, F, y_codes, split):
+    """Fit ``attacker`` on the train rows; log-posteriors of the other rows.
 
     Small fits run with one thread per pool (see ``small_fit_threads``).
+    Returns ``{"estimator": fitted, row set: log-posterior, ...}``.
     """
     with small_fit_threads(split["train"].size * F.shape[1]):
-        return _evaluate_fitted(attacker, F, y_codes, split, calibrate)
+        est = clone(attacker).fit(F[split["train"]], y_codes[split["train"]])
+        n_known = split["n_known"]
+        classes = np.asarray(getattr(est, "classes_", np.arange(n_known)))
+        if classes.shape[0] != n_known or not np.array_equal(
+            classes, np.arange(n_known)
+        ):
+            raise ValueError(
+                "The attacker must output a posterior over every identity of its "
+                f"training set; got classes_ of length {classes.shape[0]} for "
+                f"{n_known} identities."
+            )
+        out = {"estimator": est}
+        for key in _ROW_SETS:
+            if key in split:
+                out[key] = _log_posterior(est, F[split[key]])
+    return out
 
 
-def _evaluate_fitted(attacker, F, y_codes, split, calibrate):
-    est = clone(attacker).fit(F[split["train"]], y_codes[split["train"]])
+def _combine(parts):
+    """Log-posterior of a state from weighted parts ``[(w, logp), ...]``.
+
+    Each part is one attacker's log-posterior (the embedding state's, or an
+    artifact release's); the state's is their normalised weighted sum, a
+    product of experts. A single part of weight 1 is used as it is.
+    """
+    if len(parts) == 1 and parts[0][0] == 1:
+        return parts[0][1]
+    logits = sum(w * logp for w, logp in parts)
+    return np.maximum(temperature_scale(logits, 1.0), LOG_FLOOR)
+
+
+def _calibrated(logps, y_codes, split, calibrate):
+    """Post-hoc temperature, open-world rejection and query posterior."""
     n_known = split["n_known"]
-    classes = np.asarray(getattr(est, "classes_", np.arange(n_known)))
-    if classes.shape[0] != n_known or not np.array_equal(classes, np.arange(n_known)):
-        raise ValueError(
-            "The attacker must output a posterior over every identity of its "
-            f"training set; got classes_ of length {classes.shape[0]} for "
-            f"{n_known} identities."
-        )
-    cal = split["calibration"]
-    logp_cal = _log_posterior(est, F[cal])
-    y_cal = y_codes[cal]
+    logp_cal = logps["calibration"]
+    y_cal = y_codes[split["calibration"]]
     if calibrate:
         temperature = fit_temperature(
             lambda t: softmax_nll(logp_cal / t, y_cal), POSTHOC_BOUNDS
@@ -232,29 +256,59 @@ def _evaluate_fitted(attacker, F, y_codes, split, calibrate):
     else:
         temperature = 1.0
     cal_nll = softmax_nll(logp_cal / temperature, y_cal)
-    logq = temperature_scale(_log_posterior(est, F[split["query"]]), temperature)
+    logq = temperature_scale(logps["query"], temperature)
     y_query = y_codes[split["query"]]
     rejector = None
     if "query_unknown" in split:
-        logp_cal_u = temperature_scale(
-            _log_posterior(est, F[split["calibration_unknown"]]), temperature
-        )
+        logp_cal_u = temperature_scale(logps["calibration_unknown"], temperature)
         rejector = _Rejector(temperature_scale(logp_cal, temperature), logp_cal_u)
-        logq_u = temperature_scale(
-            _log_posterior(est, F[split["query_unknown"]]), temperature
-        )
+        logq_u = temperature_scale(logps["query_unknown"], temperature)
         P = np.vstack([rejector.extend(logq), rejector.extend(logq_u)])
         y_query = np.r_[y_query, np.full(logq_u.shape[0], n_known)]
     else:
         P = np.exp(logq)
     return {
-        "estimator": est,
         "temperature": temperature,
         "calibration_nll": cal_nll,
         "P": P,
         "y": y_query,
         "rejector": rejector,
     }
+
+
+def _evaluate_state(features, artifacts, weights, y_codes, split, calibrate):
+    """Measure a state from its fitted parts.
+
+    ``features`` is the output of :func:`_posteriors` for the embedding part
+    of the state (None if it has none); ``artifacts`` maps an artifact
+    release to its :func:`_posteriors` output; ``weights`` gives each
+    release's weight in the state.
+    """
+    parts = [(1.0, features)] if features is not None else []
+    parts += [
+        (weights[s], artifacts[s]) for s in sorted(artifacts) if weights.get(s, 0) > 0
+    ]
+    logps = {
+        key: _combine([(w, part[key]) for w, part in parts])
+        for key in _ROW_SETS
+        if key in split
+    }
+    out = _calibrated(logps, y_codes, split, calibrate)
+    out["estimator"] = None if features is None else features["estimator"]
+    out["artifacts"] = {
+        s: artifacts[s]["estimator"] for s in sorted(artifacts) if weights.get(s, 0) > 0
+    }
+    return out
+
+
+def _seeded(attacker, seed):
+    """Clone ``attacker``, giving it the repeat's seed if it has none."""
+    attacker = clone(attacker)
+    if "random_state" in attacker.get_params() and (
+        attacker.get_params()["random_state"] is None
+    ):
+        attacker.set_params(random_state=int(seed))
+    return attacker
 
 
 def _vrpi2(res):
@@ -281,29 +335,61 @@ def _say(verbose, text):
 
 def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     """One seeded audit: split, greedy release weights, stage measures."""
+    artifacts = [None if a is None else _seeded(a, seed) for a in params["artifacts"]]
     verbose = params.get("verbose", 0)
     tag = f"[RenyiPressure] repeat {repeat + 1}/{params.get('n_repeats', 1)}"
     start = time.perf_counter()
     rng = check_random_state(seed)
     split = _split(codes, params["n_identities"], params, rng)
     y_codes = split["remap"][codes]
-    attacker = clone(params["attacker"])
-    if "random_state" in attacker.get_params() and (
-        attacker.get_params()["random_state"] is None
-    ):
-        attacker.set_params(random_state=int(seed))
+    attacker = _seeded(params["attacker"], seed)
     alphas = params["alphas_all"]
     calibrate = params["calibrate"]
     T = len(blocks)
     parallel = Parallel(n_jobs=n_jobs)
 
-    def run(weight_list):
-        return parallel(
-            delayed(_evaluate)(
-                attacker, _state_features(blocks, w), y_codes, split, calibrate
-            )
-            for w in weight_list
+    # Artifact releases (kNN graph, prototype bank, ...): their own attacker,
+    # fitted once per repeat on their own columns.
+    artifact_fits = {
+        s: _posteriors(art, blocks[s], y_codes, split)
+        for s, art in enumerate(artifacts)
+        if art is not None
+    }
+    # Embedding states already fitted, keyed by their embedding weights.
+    fitted = {}
+
+    def feature_key(w):
+        return tuple(
+            (s, float(v))
+            for s, v in sorted(w.items())
+            if v > 0 and artifacts[s] is None
         )
+
+    def run(weight_list):
+        keys = [feature_key(w) for w in weight_list]
+        todo = list(dict.fromkeys(k for k in keys if k and k not in fitted))
+        fitted.update(
+            zip(
+                todo,
+                parallel(
+                    delayed(_posteriors)(
+                        attacker, _state_features(blocks, dict(k)), y_codes, split
+                    )
+                    for k in todo
+                ),
+            )
+        )
+        return [
+            _evaluate_state(
+                fitted[k] if k else None,
+                {s: f for s, f in artifact_fits.items() if w.get(s, 0) > 0},
+                w,
+                y_codes,
+                split,
+                calibrate,
+            )
+            for w, k in zip(weight_list, keys)
+        ]
 
     rows = []
 
@@ -389,6 +475,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
         "estimator": current["estimator"],
         "temperature": current["temperature"],
         "rejector": current["rejector"],
+        "artifacts": current["artifacts"],
         "weights": {names[s]: float(weights.get(s, 0.0)) for s in range(T)},
         "n_known": split["n_known"],
         "remap": split["remap"],
@@ -407,15 +494,86 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     return pd.DataFrame(rows), kept, split_out
 
 
+class ArtifactRelease:
+    r"""A release that publishes an artifact built from some columns of ``X``.
+
+    A released kNN graph or prototype bank is not a block of embedding
+    columns the cascade's attacker could read: it is computed from
+    embeddings the releaser keeps. Declared as a stage of
+    :class:`RenyiPressure`, it is attacked by its own ``attacker`` (fitted on
+    the audit's training rows of ``columns``, the embeddings the artifact is
+    built from) and enters a cumulative state through that attacker's
+    log-posterior, added with a weight chosen like any release's.
+
+    Parameters
+    ----------
+    columns : slice or list of int or list of str
+        The embedding columns the artifact is computed from (same forms as
+        the other releases).
+    attacker : classifier with ``predict_proba``
+        The attacker modelling what the artifact reveals, e.g.
+        :class:`GraphAttacker` for a kNN graph or :class:`PrototypeAttacker`
+        for a prototype bank (with ``n_neighbors`` for a bank plus graph).
+
+    See Also
+    --------
+    RenyiPressure : Audits a sequence of releases.
+
+    Notes
+    -----
+    With embedding releases weighted into the state :math:`Z` and artifact
+    releases :math:`a` of weights :math:`w_a`, the state's log-posterior is
+    the normalised sum
+    :math:`\log \hat p_Z(u \mid z) + \sum_a w_a \log \hat p_a(u \mid z)`
+    (a product of experts), then temperature-calibrated as every state is.
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.pressure import ArtifactRelease, GraphAttacker, RenyiPressure
+    >>> X, ids = make_identity_embeddings(8, 10, 16, random_state=0)
+    >>> graph = ArtifactRelease(slice(0, 16), GraphAttacker(n_neighbors=5))
+    >>> audit = RenyiPressure(
+    ...     releases={"Z1": slice(0, 8), "graph": graph}, random_state=0
+    ... ).fit(X, ids)
+    >>> audit.release_names_
+    ['Z1', 'graph']
+    """
+
+    def __init__(self, columns, attacker):
+        self.columns = columns
+        self.attacker = attacker
+
+    def __repr__(self):
+        return f"ArtifactRelease(columns={self.columns!r}, attacker={self.attacker!r})"
+
+
 def _resolve_releases(releases, estimator, n_features):
-    """Return ``(names, column index arrays)`` for the declared releases."""
+    """Return ``(names, column index arrays, artifact attackers)``.
+
+    The third list holds, per release, the attacker of an
+    :class:`ArtifactRelease` or None for a block of embedding columns.
+    """
     if releases is None:
-        return ["Z1"], [np.arange(n_features)]
+        return ["Z1"], [np.arange(n_features)], [None]
     if isinstance(releases, dict):
         names, groups = [str(k) for k in releases], list(releases.values())
     else:
         groups = list(releases)
         names = [f"Z{t + 1}" for t in range(len(groups))]
+    artifacts = []
+    for name, group in zip(names, groups):
+        if isinstance(group, ArtifactRelease):
+            att = group.attacker
+            if not (hasattr(att, "fit") and hasattr(att, "predict_proba")):
+                raise TypeError(
+                    f"The attacker of artifact release {name!r} must have fit and "
+                    f"predict_proba; got {type(att).__name__}."
+                )
+            artifacts.append(att)
+        else:
+            artifacts.append(None)
+    groups = [g.columns if isinstance(g, ArtifactRelease) else g for g in groups]
     if not groups:
         raise ValueError("releases must declare at least one column group.")
     if len(set(names)) != len(names):
@@ -456,7 +614,7 @@ def _resolve_releases(releases, estimator, n_features):
         if cols.size == 0:
             raise ValueError(f"Release {name!r} selects no columns.")
         out.append(np.unique(cols))
-    return names, out
+    return names, out, artifacts
 
 
 class RenyiPressure(BaseEstimator):
@@ -481,7 +639,10 @@ class RenyiPressure(BaseEstimator):
     releases : list or dict of column groups, default=None
         Each group is a slice, a list of integer column indices, or a list of
         DataFrame column names; a dict names the releases (otherwise
-        ``"Z1"``, ``"Z2"``, ...). None: all columns form one release.
+        ``"Z1"``, ``"Z2"``, ...). None: all columns form one release. A
+        group may also be an :class:`ArtifactRelease` (a kNN graph or a
+        prototype bank built from some columns), attacked by its own
+        attacker and combined into the states through its log-posterior.
     calibration_size : float, default=0.1
         Fraction of each identity's rows used for calibration (at least 1).
     test_size : float, default=0.3
@@ -563,8 +724,13 @@ class RenyiPressure(BaseEstimator):
         Weight of each release (columns) chosen in every repeat (rows).
     temperature_ : float
         Post-hoc temperature of the full cumulative state (first repeat).
-    attacker_ : estimator
-        The attacker fitted on the full cumulative state (first repeat).
+    attacker_ : estimator or None
+        The attacker fitted on the embedding part of the full cumulative
+        state (first repeat); None if that state holds artifact releases
+        only.
+    artifact_attackers_ : dict of str to estimator
+        The fitted attackers of the artifact releases in the full cumulative
+        state (first repeat), by release name.
     rejection_threshold_ : float or None
         Open world: the top posterior probability below which a query is
         more likely unknown than enrolled (first repeat).
@@ -697,7 +863,9 @@ class RenyiPressure(BaseEstimator):
         )
         self.drop_report_ = data.drop_report
         self.identities_ = data.identities
-        names, columns = _resolve_releases(self.releases, self, data.X.shape[1])
+        names, columns, artifacts = _resolve_releases(
+            self.releases, self, data.X.shape[1]
+        )
         self.release_names_ = names
         self.release_columns_ = dict(zip(names, columns))
         blocks = [l2_normalize(data.X[:, cols]) for cols in columns]
@@ -712,6 +880,7 @@ class RenyiPressure(BaseEstimator):
         alphas_all = sorted(set(alphas) | {2.0})
         params = {
             "attacker": attacker,
+            "artifacts": artifacts,
             "alphas_all": alphas_all,
             "weight_grid": grid,
             "calibrate": bool(self.calibrate),
@@ -760,6 +929,9 @@ class RenyiPressure(BaseEstimator):
         )
         first = outs[0][1]
         self.attacker_ = first["estimator"]
+        self.artifact_attackers_ = {
+            names[s]: est for s, est in first["artifacts"].items()
+        }
         self.temperature_ = first["temperature"]
         self.rejection_threshold_ = (
             first["rejector"].threshold if first["rejector"] is not None else None
@@ -820,10 +992,16 @@ class RenyiPressure(BaseEstimator):
             for s, name in enumerate(self.release_names_)
             if final["weights"][name] > 0
         }
-        F = _state_features(blocks, weights)
-        logp = temperature_scale(
-            _log_posterior(final["estimator"], F), final["temperature"]
-        )
+        parts = []
+        embedded = {s: w for s, w in weights.items() if s not in final["artifacts"]}
+        if embedded:
+            F = _state_features(blocks, embedded)
+            parts.append((1.0, _log_posterior(final["estimator"], F)))
+        parts += [
+            (weights[s], _log_posterior(est, blocks[s]))
+            for s, est in sorted(final["artifacts"].items())
+        ]
+        logp = temperature_scale(_combine(parts), final["temperature"])
         P = final["rejector"].extend(logp) if open_world else np.exp(logp)
         return float(_measure_rows(P, y_codes, [2.0])[0]["vrpi"])
 
