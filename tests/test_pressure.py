@@ -332,8 +332,9 @@ def test_ladder_mlp_rung_is_early_stopped_and_verbose(capsys):
     assert out[1].startswith("[RenyiPressure] repeat 1/1: stage 1/2 (Z1) done")
     assert out[2].startswith("[RenyiPressure] repeat 1/1: stage 2/2 (+Z2")
     vrpi_2 = table.query("kind == 'cumulative' and t == 2")["vrpi"].iloc[0]
+    assert out[2].endswith(" s)") and "state Z1 + Z2) done (" in out[2]
     assert out[3].startswith("[pressure_ladder] rung 1/1 'A3' done in ")
-    assert f"(vRPI_2 {vrpi_2:.3f};" in out[3]
+    assert f", vRPI_2 {vrpi_2:.3f} (" in out[3]
     pressure_ladder(X, ids, {"A3": ladder["A3 MLP probe"]}, random_state=0)
     assert capsys.readouterr().out == ""
 

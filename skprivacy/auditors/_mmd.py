@@ -17,6 +17,7 @@ from skprivacy.auditors._base import (
 )
 from skprivacy.utils import validate_identity_data
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
+from skprivacy.utils._progress import Progress
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 from skprivacy.utils._threads import limit_blas_threads
@@ -816,6 +817,7 @@ class MMDTVAuditor(BasePairAuditor):
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -829,6 +831,7 @@ def mmd_bandwidth_sweep(
     n_pairs=500,
     n_jobs=None,
     random_state=0,
+    verbose=0,
 ):
     """MMD-TV point estimates over a sweep of bandwidth scales (paper 000).
 
@@ -853,6 +856,9 @@ def mmd_bandwidth_sweep(
         Number of joblib jobs for the pair loop.
     random_state : int, RandomState instance or None, default=0
         Seed of the pair ordering.
+    verbose : int, default=0
+        Print a line per scale (its maximum ε and the elapsed time) when
+        positive.
 
     Returns
     -------
@@ -882,10 +888,14 @@ def mmd_bandwidth_sweep(
         n_jobs=n_jobs,
         random_state=seed_from(random_state),
     )
-    fits = [
-        clone(base).set_params(bandwidth_scale=float(s)).fit(X, y).results_
-        for s in scales
-    ]
+    say = Progress("mmd_bandwidth_sweep", verbose)
+    fits = []
+    for i, s in enumerate(scales):
+        fits.append(clone(base).set_params(bandwidth_scale=float(s)).fit(X, y).results_)
+        say(
+            f"scale {i + 1}/{scales.size} ({s:g}): max epsilon "
+            f"{fits[-1]['epsilon'].max():.3f}"
+        )
     mmd = np.column_stack([r["mmd"].to_numpy() for r in fits])
     eps = np.column_stack([r["epsilon"].to_numpy() for r in fits])
     return pd.DataFrame(

@@ -4,7 +4,6 @@
 
 import math
 import numbers
-import time
 import warnings
 from numbers import Integral, Real
 
@@ -29,6 +28,7 @@ from skprivacy.utils import (
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
+from skprivacy.utils._progress import Progress
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -328,17 +328,11 @@ def _state_name(names, weights):
     return " + ".join(parts)
 
 
-def _say(verbose, text):
-    if verbose:
-        print(text, flush=True)
-
-
 def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     """One seeded audit: split, greedy release weights, stage measures."""
     artifacts = [None if a is None else _seeded(a, seed) for a in params["artifacts"]]
-    verbose = params.get("verbose", 0)
-    tag = f"[RenyiPressure] repeat {repeat + 1}/{params.get('n_repeats', 1)}"
-    start = time.perf_counter()
+    say = Progress("RenyiPressure", params.get("verbose", 0))
+    tag = f"repeat {repeat + 1}/{params.get('n_repeats', 1)}"
     rng = check_random_state(seed)
     split = _split(codes, params["n_identities"], params, rng)
     y_codes = split["remap"][codes]
@@ -417,10 +411,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     weights = {0: 1.0}
     (current,) = run([weights])
     record("cumulative", 0, current, 1.0, names[0], "first release")
-    _say(
-        verbose,
-        f"{tag}: stage 1/{T} ({names[0]}) done, {time.perf_counter() - start:.1f} s",
-    )
+    say(f"{tag}: stage 1/{T} ({names[0]}) done")
     singles = [current]
     for t in range(1, T):
         previous = current
@@ -463,10 +454,9 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
         record(
             "cumulative", t, current, w_best, _state_name(names, weights), selected_by
         )
-        _say(
-            verbose,
+        say(
             f"{tag}: stage {t + 1}/{T} (+{names[t]}, {len(options)} candidates, "
-            f"weight {w_best:g}) done, {time.perf_counter() - start:.1f} s",
+            f"state {_state_name(names, weights)}) done"
         )
     if T > 1:
         for t, res in enumerate(singles):
@@ -1096,19 +1086,16 @@ def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
         rng = check_random_state(params.get("random_state"))
         params["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
     tables, fitted = [], {}
-    verbose = params.get("verbose", 0)
-    start = time.perf_counter()
+    say = Progress("pressure_ladder", params.get("verbose", 0))
     for r, (name, attacker) in enumerate(attackers.items()):
-        _say(verbose, f"[pressure_ladder] rung {r + 1}/{len(attackers)} {name!r}")
-        rung_start = time.perf_counter()
+        say(f"rung {r + 1}/{len(attackers)} {name!r}", timed=False)
+        rung_start = say.elapsed()
         est = RenyiPressure(attacker=attacker, **params).fit(X, y)
         tables.append(est.results_.assign(attacker=name))
         fitted[name] = est
-        _say(
-            verbose,
-            f"[pressure_ladder] rung {r + 1}/{len(attackers)} {name!r} done in "
-            f"{time.perf_counter() - rung_start:.1f} s (vRPI_2 {est.score():.3f}; "
-            f"{time.perf_counter() - start:.1f} s in all)",
+        say(
+            f"rung {r + 1}/{len(attackers)} {name!r} done in "
+            f"{say.elapsed() - rung_start:.1f} s, vRPI_2 {est.score():.3f}"
         )
     table = pd.concat(tables, ignore_index=True)
     table = table[["attacker"] + [c for c in table.columns if c != "attacker"]]

@@ -17,6 +17,7 @@ from skprivacy.sanitize._verification import (
     _clopper_pearson,
 )
 from skprivacy.utils import l2_normalize
+from skprivacy.utils._progress import Progress
 from skprivacy.utils._sklearn import HasMethods, Interval, validate_params
 
 __all__ = [
@@ -241,6 +242,7 @@ def _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv):
         "param_name": [str],
         "param_values": ["array-like", None],
         **_POOLED_AUDIT_PARAMS,
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=False,
 )
@@ -256,6 +258,7 @@ def privacy_utility_tradeoff(
     n_splits=2,
     k=5,
     cv=5,
+    verbose=0,
 ):
     """Leakage (TAR at FAR) and utility of a sanitiser over a parameter sweep.
 
@@ -290,6 +293,9 @@ def privacy_utility_tradeoff(
         ``k`` of the retrieval precision.
     cv : int, default=5
         Folds of the attribute probe inside each held-out side.
+    verbose : int, default=0
+        Print a line per parameter value (its TAR and the elapsed time) when
+        positive.
 
     Returns
     -------
@@ -327,6 +333,7 @@ def privacy_utility_tradeoff(
         top = min(X.shape[1], n_train_ids - 1)
         param_values = [0] + [2**j for j in range(int(np.log2(max(top, 1))) + 1)]
         param_values = sorted({v for v in param_values if v <= top} | {top})
+    say = Progress("privacy_utility_tradeoff", verbose)
     rows = []
     for value in param_values:
         if value is None:
@@ -344,6 +351,10 @@ def privacy_utility_tradeoff(
             _pooled_audit(X, ids, labels, fit_transformer, auditor, n_splits, k, cv)
         )
         rows.append(row)
+        say(
+            f"{param_name}={value} ({len(rows)}/{len(param_values)}): "
+            f"tar {row.get('tar', float('nan')):.3f}"
+        )
     return pd.DataFrame(rows)
 
 

@@ -1,0 +1,55 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Progress output (``verbose``) of sweeps and the shared helper."""
+
+import re
+
+import pytest
+
+from skprivacy.auditors import mmd_bandwidth_sweep
+from skprivacy.datasets import make_identity_embeddings
+from skprivacy.sanitize import OpenSetVerificationAuditor, privacy_utility_tradeoff
+from skprivacy.utils._progress import Progress
+
+
+def test_progress_lines(capsys):
+    say = Progress("job", 1)
+    say("step 1")
+    say("start", timed=False)
+    Progress("job", 0)("hidden")
+    out = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(r"\[job\] step 1 \(\d+\.\d s\)", out[0])
+    assert out[1:] == ["[job] start"]
+
+
+def test_mmd_bandwidth_sweep_verbose(capsys):
+    X, ids = make_identity_embeddings(5, 8, 8, random_state=0)
+    sweep = mmd_bandwidth_sweep(X, ids, scales=(0.5, 2.0), n_pairs=4, verbose=1)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2
+    for line, (_, row) in zip(out, sweep.iterrows()):
+        scale = row["bandwidth_scale"]
+        assert line.startswith("[mmd_bandwidth_sweep] scale ")
+        assert f"({scale:g}): max epsilon {row['max_epsilon']:.3f} (" in line
+    mmd_bandwidth_sweep(X, ids, scales=(0.5,), n_pairs=4)
+    assert capsys.readouterr().out == ""
+
+
+def test_privacy_utility_tradeoff_verbose(capsys):
+    X, ids = make_identity_embeddings(8, 6, 8, random_state=0)
+    table = privacy_utility_tradeoff(
+        X,
+        ids,
+        param_values=[0, 2],
+        auditor=OpenSetVerificationAuditor(far=0.1, random_state=0),
+        verbose=1,
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == [
+        "[privacy_utility_tradeoff] n_components=0 (1/2)",
+        "[privacy_utility_tradeoff] n_components=2 (2/2)",
+    ]
+    for line, tar in zip(out, table["tar"]):
+        assert f"tar {tar:.3f} (" in line
+    with pytest.raises(ValueError, match="verbose"):
+        privacy_utility_tradeoff(X, ids, verbose="loud")
