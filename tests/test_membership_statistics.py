@@ -476,3 +476,31 @@ def test_magface_in_membership_geometry_with_matched_k():
     got = mg.statistics_.set_index("identity")
     for c in ["penalised_logit", "prototype_ce"]:
         assert_allclose(got[c], want.set_index("identity")[c], rtol=1e-12)
+
+
+def test_prototype_ce_identity_without_prototype_is_no_negative():
+    # identity 0's probes are antipodal: its mean is zero, so it has no
+    # prototype direction. It must not poison the other identities' sums.
+    rng = np.random.default_rng(5)
+    other = rng.normal(size=(8, 4))
+    X = np.vstack([[1.0, 0.0, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0], other])
+    ids = np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    got = prototype_ce(X, ids)
+    assert np.isnan(got.loc[0])
+    # the others equal the statistic without identity 0 at all
+    assert_allclose(got.loc[1:], prototype_ce(other, ids[2:]), rtol=1e-12)
+    assert_allclose(
+        prototype_ce(X, ids, n_negatives=3, random_state=0).loc[1:].to_numpy(),
+        prototype_ce(other, ids[2:], n_negatives=3, random_state=0).to_numpy(),
+        rtol=1e-12,  # 3 negatives = every other identity with a prototype: exact
+    )
+    # sampled: negatives drawn among identities with a prototype only
+    many = np.vstack([X, rng.normal(size=(12, 4))])
+    ids_many = np.concatenate([ids, np.repeat(np.arange(5, 11), 2)])
+    sampled = prototype_ce(many, ids_many, n_negatives=4, random_state=1)
+    assert np.isnan(sampled.loc[0]) and np.isfinite(sampled.loc[1:]).all()
+    loo = prototype_ce(X, ids, leave_one_out=True)
+    assert np.isfinite(loo).all()
+    assert_allclose(
+        loo.loc[1:], prototype_ce(other, ids[2:], leave_one_out=True), rtol=1e-12
+    )

@@ -518,8 +518,10 @@ def _proto_block(Zb, cb, Ws, s_own, scale, neg_weight):
         np.exp(logits, out=logits)
         lse = mx.astype(np.float64) + np.log(logits.sum(axis=1).astype(np.float64))
         lse += log_w
-    # -L = s g - log(e^{s g} + e^{lse}) = -log(1 + e^{lse - s g})
-    return -np.logaddexp(0.0, lse - s_own)
+    # -L = s g - log(e^{s g} + e^{lse}) = -log(1 + e^{lse - s g}); NaN where
+    # the own prototype is undefined.
+    with np.errstate(invalid="ignore"):
+        return -np.logaddexp(0.0, lse - s_own)
 
 
 def _prototype_ce(
@@ -537,20 +539,33 @@ def _prototype_ce(
     if G == 1:
         # No other identity, no negatives: -L = -log(1) = 0 for every query.
         return np.zeros(1)
-    # Scaled prototypes s * w_j, from the float64 sums, in the rows' dtype.
-    W = (seg.S * (scale / np.sqrt(seg.S2))[:, None]).astype(seg.Z.dtype, copy=False)
-    s_own = scale * _head_values(head, _own_cos(seg, leave_one_out), margin, seg.norms)
+    # An identity whose probes sum to zero has no prototype direction: it is
+    # nobody's negative (a zero or NaN row would add exp(0) or NaN to every
+    # query's sum) and its own value, without leave_one_out, is NaN.
+    alive = seg.S2 > 0.0
+    n_alive = int(alive.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_own = scale * _head_values(
+            head, _own_cos(seg, leave_one_out), margin, seg.norms
+        )
+        # Scaled prototypes s * w_j, from the float64 sums, in the rows' dtype.
+        W = (seg.S * (scale / np.sqrt(seg.S2))[:, None]).astype(seg.Z.dtype, copy=False)
     neg_weight = None
-    if n_negatives is not None and n_negatives < G - 1:
+    if n_negatives is not None and n_negatives < n_alive - 1:
         rng = check_generator(random_state)
-        cols = np.sort(rng.choice(G, size=n_negatives, replace=False))
-        W = W[cols]
+        candidates = np.flatnonzero(alive)
+        cols = np.sort(rng.choice(candidates, size=n_negatives, replace=False))
         in_sample = np.zeros(G, dtype=bool)
         in_sample[cols] = True
         # Identity y sees n_negatives (or n_negatives - 1 if y was sampled) of
-        # its G - 1 negatives.
+        # its n_alive - 1 negatives (n_alive if y has no prototype).
         n_seen = n_negatives - in_sample.astype(np.float64)
-        neg_weight = (cols, np.log((G - 1) / n_seen))
+        neg_weight = (cols, np.log((n_alive - alive) / n_seen))
+        W = W[cols]
+    elif n_alive < G:
+        cols = np.flatnonzero(alive)
+        neg_weight = (cols, np.zeros(G))
+        W = W[cols]
     n = seg.Z.shape[0]
     starts = range(0, n, batch_size)
     parts = Parallel(n_jobs=n_jobs, prefer="threads")(
@@ -776,7 +791,9 @@ def prototype_ce(
         random subset of that many prototypes for all queries and rescales
         the sampled sum to the full negative count (unbiased for the sum
         inside the log, *approximate* for the statistic); for very large
-        audits only.
+        audits only. An identity whose probes sum to zero has no prototype:
+        it is no one's negative, and its own value is NaN unless
+        ``leave_one_out``.
     random_state : int, RandomState instance or None, default=None
         Seeds the negative subset when ``n_negatives`` is set.
     batch_size : int, default=2048
