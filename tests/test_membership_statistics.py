@@ -504,3 +504,22 @@ def test_prototype_ce_identity_without_prototype_is_no_negative():
     assert_allclose(
         loo.loc[1:], prototype_ce(other, ids[2:], leave_one_out=True), rtol=1e-12
     )
+
+
+def test_prototype_ce_auto_blocks_bound_the_logit_memory(monkeypatch):
+    from skprivacy.membership import _statistics as st
+
+    X, ids = _ragged()
+    ref = prototype_ce(X, ids, batch_size=10_000)
+    sizes = []
+    block = st._proto_block
+
+    def spy(Zb, cb, Ws, *args):
+        sizes.append(Zb.shape[0] * Ws.shape[0] * Ws.dtype.itemsize)
+        return block(Zb, cb, Ws, *args)
+
+    monkeypatch.setattr(st, "_proto_block", spy)
+    monkeypatch.setattr(st, "_BLOCK_BYTES", 20 * 8 * len(np.unique(ids)))
+    got = prototype_ce(X, ids)
+    assert len(sizes) > 1 and max(sizes) <= st._BLOCK_BYTES
+    assert_allclose(got, ref, rtol=1e-13)
