@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from html import escape as html_escape
 
 import numpy as np
 import pandas as pd
@@ -384,7 +385,7 @@ def _messy_csv(path, rows_per_identity):
     return path
 
 
-@pytest.mark.parametrize("rows", [2, 10])
+@pytest.mark.parametrize("rows", [2, 3, 10])
 def test_messy_file_audits_the_embedding_only(rows, tmp_path, capsys):
     path = _messy_csv(tmp_path / "messy.csv.gz", rows)
     out = tmp_path / "r"
@@ -399,13 +400,25 @@ def test_messy_file_audits_the_embedding_only(rows, tmp_path, capsys):
     assert prov["feature_columns"] == [f"e{j}" for j in range(16)]
     assert set(prov["excluded_columns"]) == {"Unnamed: 0", "image", "shot", "is_train"}
     assert prov["n_features"] == 16
+    html = (out / "report.html").read_text()
+    columns = html.split("<h2>Columns</h2>")[1].split("<h2>")[0]
+    for column in ("Unnamed: 0", "image", "shot", "is_train"):
+        assert f"<code>{column}</code>" in columns
     summary = json.loads((out / "summary.json").read_text())
     skipped = {k for k, e in summary["results"].items() if e["skipped"]}
-    if rows == 2:  # controls and certificates cannot run; the rest does
+    if rows < 4:  # controls and certificates cannot run; the rest does
         assert {"controls", "rocht_certificate"} <= skipped
         assert all(summary["results"][k]["reason"] for k in skipped)
-        assert "Split-half controls skipped" in (out / "report.html").read_text()
-    assert not summary["results"]["gaussmech"]["skipped"]
+        assert "Split-half controls skipped" in html
+        for key in skipped:
+            reason = summary["results"][key]["reason"].split(";")[0]
+            assert html_escape(reason) in html, key
+    else:  # 10 rows: the controls run (10 identities x 3 reserved rows still
+        # cannot certify anything over 30 pairs: the certificates say so)
+        assert "controls" not in skipped
+        assert all("ceiling is 0" in summary["results"][k]["reason"] for k in skipped)
+    ran = {e["method"] for e in summary["results"].values() if not e["skipped"]}
+    assert {"gaussmech", "kdelr", "mmdtv", "rocht", "gaussianity"} <= ran
 
 
 def test_bundled_file_by_path_certificates_next_to_their_ceilings(tmp_path, capsys):
