@@ -7,9 +7,11 @@ Every public estimator is importable from the top level, e.g.
 """
 
 from skprivacy.auditors import (
+    CentroidClassifier,
     GaussMechAuditor,
     KDELRAuditor,
     MMDTVAuditor,
+    PooledLDAClassifier,
     ROCHTAuditor,
     ROCHTCertifier,
 )
@@ -29,6 +31,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AuditReport",
+    "CentroidClassifier",
     "GaussMechAuditor",
     "GraphAttacker",
     "INLP",
@@ -39,6 +42,7 @@ __all__ = [
     "MMDTVAuditor",
     "MembershipGeometry",
     "OpenSetVerificationAuditor",
+    "PooledLDAClassifier",
     "PrototypeAttacker",
     "ROCHTAuditor",
     "ROCHTCertifier",

@@ -21,6 +21,7 @@ from skprivacy import (
     INLP,
     ISP,
     LEACE,
+    CentroidClassifier,
     GaussMechAuditor,
     GraphAttacker,
     KDELRAuditor,
@@ -28,6 +29,7 @@ from skprivacy import (
     MLPAttacker,
     MMDTVAuditor,
     OpenSetVerificationAuditor,
+    PooledLDAClassifier,
     PrototypeAttacker,
     RenyiPressure,
     RetrievalAttacker,
@@ -71,6 +73,8 @@ LABELLED = [
     ISP,
     LEACE,
     INLP,
+    CentroidClassifier,
+    PooledLDAClassifier,
 ]
 
 

@@ -14,6 +14,7 @@ from skprivacy.auditors._controls import split_half_controls
 from skprivacy.auditors._diagnostics import residual_gaussianity
 from skprivacy.auditors._gauss import GaussMechAuditor
 from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
+from skprivacy.auditors._linear import CentroidClassifier, PooledLDAClassifier
 from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
 from skprivacy.auditors._roc import (
     ROCHTAuditor,
@@ -24,10 +25,12 @@ from skprivacy.auditors._roc import (
 
 __all__ = [
     "BasePairAuditor",
+    "CentroidClassifier",
     "GaussMechAuditor",
     "KDELRAuditor",
     "MMDTVAuditor",
     "PairAuditContext",
+    "PooledLDAClassifier",
     "ROCHTAuditor",
     "ROCHTCertifier",
     "certifiable_epsilon_ceiling",

@@ -20,12 +20,18 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.stats import beta
 from sklearn.base import clone
 from sklearn.metrics import auc
 
-from skprivacy.auditors._base import BasePairAuditor, PairAuditContext, _entropy
+from skprivacy.auditors._base import (
+    _IN_PROCESS_SECONDS,
+    FLOP_RATE,
+    BasePairAuditor,
+    PairAuditContext,
+    _entropy,
+)
 from skprivacy.auditors._roc import (
     _check_classifier,
     _seeded,
@@ -36,6 +42,15 @@ from skprivacy.auditors._roc import (
     positive_scores,
     roc_operating_points,
 )
+from skprivacy.auditors._roc_fast import (
+    PairEstimators,
+    certify_pairs,
+    fast_kind,
+    identity_means,
+    plan_chunks,
+    shared_rows,
+    with_shared_covariance,
+)
 from skprivacy.utils import IdentityData, validate_identity_data
 from skprivacy.utils._sklearn import (
     HasMethods,
@@ -45,6 +60,7 @@ from skprivacy.utils._sklearn import (
     check_is_fitted,
     validate_params,
 )
+from skprivacy.utils._threads import limit_blas_threads
 
 __all__ = [
     "ROCHTCertifier",
@@ -414,6 +430,24 @@ def _train_pairs(clf, cv, thresholds, alpha, data, state, pairs, context):
                 t = _grid_thresholds(s, thresholds)
             out.append((estimator, t, direction, train_auc, na, nb))
     return out
+
+
+def _fast_certify_chunk(
+    Z_train, train_index, Z_test, test_index, pairs, cv, seed, thresholds, a1, a2
+):
+    with limit_blas_threads():
+        return certify_pairs(
+            Z_train,
+            train_index,
+            Z_test,
+            test_index,
+            pairs,
+            cv,
+            seed,
+            thresholds,
+            a1,
+            a2,
+        )
 
 
 def _subset(data, mask):
@@ -819,6 +853,18 @@ pair_details_, n_features_in_, feature_names_in_ :
             train = _subset(data, ~test_mask)
         else:
             test_mask, train = None, data
+        # An LDA whitens by the pooled covariance of the training rows only.
+        clf = with_shared_covariance(clf, train.X, train.codes, train.n_identities)
+        self.identities_ = data.identities
+        self.drop_report_ = data.drop_report
+        self.pairs_ = pairs
+        # The rows the per-pair tests were trained on: certify/score refuse
+        # them (a certificate from training rows is no certificate).
+        self.seen_row_hashes_ = np.unique(row_hashes(train.X))
+        self.n_seen_rows_dropped_ = 0
+        if fast_kind(clf) is not None:
+            test = _subset(data, test_mask) if test_mask is not None else None
+            return self._fit_fast(clf, train, test, pairs, seed, alpha)
         state = train.order()
         context = PairAuditContext(n_pairs_total=len(pairs), seed=seed)
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(train, pairs)]
@@ -832,13 +878,6 @@ pair_details_, n_features_in_, feature_names_in_ :
         for c, out in zip(chunks, outs):
             for i, item in zip(c.tolist(), out):
                 fitted[i] = item
-        self.identities_ = data.identities
-        self.drop_report_ = data.drop_report
-        self.pairs_ = pairs
-        # The rows the per-pair tests were trained on: certify/score refuse
-        # them (a certificate from training rows is no certificate).
-        self.seen_row_hashes_ = np.unique(row_hashes(train.X))
-        self.n_seen_rows_dropped_ = 0
         self.estimators_ = [f[0] for f in fitted]
         self.thresholds_ = np.vstack([f[1] for f in fitted])
         self.directions_ = np.array([f[2] for f in fitted], dtype=np.intp)
@@ -919,6 +958,85 @@ pair_details_, n_features_in_, feature_names_in_ :
         columns += ["n_neg", "tpr_lower", "fpr_upper", "threshold", "direction"]
         columns += ["train_auc", "n_train_a", "n_train_b"]
         return pd.DataFrame({c: [] for c in columns})
+
+    def _fit_fast(self, clf, train, test, pairs, seed, alpha):
+        """Shared-product path of :meth:`fit` (CentroidClassifier / PooledLDA)."""
+        m = self._n_thresholds()
+        Z_train = shared_rows(clf, train.X)
+        order_tr, starts_tr = train.order()
+        train_index = (order_tr, starts_tr, train.counts)
+        if test is not None:
+            Z_test = shared_rows(clf, test.X)
+            order_te, starts_te = test.order()
+            test_index = (order_te, starts_te, test.counts)
+            n_certified = len(pairs)
+            alpha_test = _alpha_per_bound(
+                self.confidence, self._family_size(n_certified) * m
+            )
+        else:
+            Z_test, test_index, alpha_test = None, None, float("nan")
+        counts = train.counts if test is None else train.counts + test.counts
+        keys = np.stack([counts[pairs[:, 0]], counts[pairs[:, 1]]], axis=1)
+        chunks = plan_chunks(keys, pairs, keys.max(axis=1))
+        rows = float(counts[pairs].sum())
+        seconds = rows * 8.0 * train.X.shape[1] / FLOP_RATE
+        task = delayed(_fast_certify_chunk)
+        args = (Z_train, train_index, Z_test, test_index)
+        settings = (self.cv, seed, self.thresholds, alpha, alpha_test)
+        if effective_n_jobs(self.n_jobs) == 1 or seconds < _IN_PROCESS_SECONDS:
+            outs = [_fast_certify_chunk(*args, pairs[c], *settings) for c in chunks]
+        else:
+            outs = Parallel(n_jobs=self.n_jobs)(
+                task(*args, pairs[c], *settings) for c in chunks
+            )
+        order = np.concatenate(chunks)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        cols = {k: np.concatenate([o[k] for o in outs])[inverse] for k in outs[0]}
+        means = identity_means(Z_train, order_tr, starts_tr)
+        self.estimators_ = PairEstimators(clf, means, pairs, train.X.shape[1])
+        self.thresholds_ = cols.pop("thresholds")
+        self.directions_ = cols["direction"]
+        self.train_auc_ = cols["train_auc"]
+        self.train_counts_ = np.stack([cols["n_train_a"], cols["n_train_b"]], 1)
+        self.summary_kind_ = self._summary_kind()
+        self.guarantee_ = self._guarantee_kind()
+        self.pair_details_ = {}
+        head = {
+            "id_a": self.identities_[pairs[:, 0]],
+            "id_b": self.identities_[pairs[:, 1]],
+        }
+        if test is not None:
+            names = ["epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg"]
+            names += ["tpr_lower", "fpr_upper", "threshold", "direction"]
+            names += ["train_auc", "n_train_a", "n_train_b"]
+            results = pd.DataFrame({**head, **{k: cols[k] for k in names}})
+            self.n_certified_ = len(results)
+            self.n_comparisons_ = self._family_size(self.n_certified_)
+            self.alpha_per_bound_ = alpha_test
+            self.summary_ = float(results["epsilon"].max())
+            self.ceiling_ = float(results["ceiling"].max())
+        else:
+            nan = np.full(len(pairs), np.nan)
+            results = pd.DataFrame(
+                {
+                    **head,
+                    "epsilon": nan,
+                    "ceiling": nan,
+                    "threshold": self.thresholds_[:, 0],
+                    "direction": self.directions_,
+                    "train_auc": self.train_auc_,
+                    "n_train_a": self.train_counts_[:, 0],
+                    "n_train_b": self.train_counts_[:, 1],
+                }
+            )
+            self.n_certified_ = 0
+            self.n_comparisons_ = self._family_size(len(pairs))
+            self.alpha_per_bound_ = float("nan")
+            self.summary_ = float("nan")
+            self.ceiling_ = float("nan")
+        self.results_ = results
+        return self
 
     def certify(self, X, y, *, allow_seen_rows=False):
         """Certify held-out data with the fitted per-pair tests.

@@ -265,7 +265,10 @@ def _seeded(clf, rng):
 
 def positive_scores(estimator, X):
     """Score of the positive class (label 1) of a fitted binary classifier."""
-    if hasattr(estimator, "predict_proba"):
+    # The linear shared-product classifiers rank by their linear score, which
+    # does not saturate like its softmax (and is what their fast path computes).
+    method = getattr(estimator, "_pair_score_method", None)
+    if method != "decision_function" and hasattr(estimator, "predict_proba"):
         proba = estimator.predict_proba(X)
         return proba[:, list(estimator.classes_).index(1)]
     score = np.asarray(estimator.decision_function(X), dtype=np.float64)
@@ -428,18 +431,72 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    def _classifier_for(self, data):
+        """Return the classifier of every pair (an LDA gets the pooled covariance)."""
+        from skprivacy.auditors._roc_fast import with_shared_covariance
+
+        clf = _check_classifier(self.classifier, type(self).__name__)
+        return with_shared_covariance(clf, data.X, data.codes, data.n_identities)
+
     def _prepare_audit(self, data, pairs):
-        _check_classifier(self.classifier, type(self).__name__)
-        return data.order()
+        from skprivacy.auditors._roc_fast import fast_kind, shared_rows
+
+        clf = self._classifier_for(data)
+        order, starts = data.order()
+        if fast_kind(clf) is None:
+            return {"order": order, "starts": starts, "clf": clf, "Z": None}
+        # Shared products: rows (whitened once for the LDA) travel to the
+        # workers once, as arrays.
+        Z = shared_rows(clf, data.X)
+        return {"order": order, "starts": starts, "clf": None, "Z": Z}
+
+    def _fast(self):
+        from skprivacy.auditors._roc_fast import fast_kind
+
+        return fast_kind(self.classifier) is not None
+
+    def _make_chunks(self, data, pairs):
+        if not self._fast():
+            return super()._make_chunks(data, pairs)
+        from skprivacy.auditors._roc_fast import plan_chunks
+
+        pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        keys = np.stack([data.counts[pairs[:, 0]], data.counts[pairs[:, 1]]], 1)
+        return plan_chunks(keys, pairs, keys.max(axis=1))
+
+    def _estimate_seconds(self, data, pairs):
+        if not self._fast():
+            return None
+        from skprivacy.auditors._base import FLOP_RATE, STREAM_RATE
+
+        pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        rows = float(data.counts[pairs].sum())
+        d = data.X.shape[1]
+        return rows * (4.0 * d / FLOP_RATE + 60.0 / STREAM_RATE)
 
     def _audit_pairs(self, data, pairs, context):
-        clf = _check_classifier(self.classifier, type(self).__name__)
+        state = context.state
+        if state["Z"] is not None:
+            from skprivacy.auditors._roc_fast import audit_pairs
+
+            with single_blas_thread():
+                return audit_pairs(
+                    state["Z"],
+                    state["order"],
+                    state["starts"],
+                    data.counts,
+                    pairs,
+                    self.cv,
+                    context.seed,
+                    self.delta,
+                )
+        clf = state["clf"]
         keys = ("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold")
         out = {k: [] for k in keys}
         n_a, n_b, n_folds = [], [], []
         with pair_fit_context():
             for a, b in pairs:
-                X, y = pair_rows(data, context.state, a, b)
+                X, y = pair_rows(data, (state["order"], state["starts"]), a, b)
                 na, nb = int((y == 0).sum()), int((y == 1).sum())
                 k = n_folds_for(self.cv, na, nb)
                 template = _seeded(clf, context.pair_rng(a, b))
@@ -545,7 +602,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         Xp, yp = pair_rows(data, data.order(), a, b)
         k = n_folds_for(self.cv, int((yp == 0).sum()), int(yp.sum()))
         rng = PairAuditContext(n_pairs_total=1, seed=self.fold_seed_).pair_rng(a, b)
-        template = _seeded(_check_classifier(self.classifier, "ROCHTAuditor"), rng)
+        template = _seeded(self._classifier_for(data), rng)
         with pair_fit_context():
             return yp, out_of_fold_scores(template, Xp, yp, k, self.fold_seed_)
 
