@@ -284,3 +284,34 @@ def test_soundness_with_fast_classifiers(
         assert report.certified_fraction <= report.allowed_rate_99
     else:  # the certificate is not vacuous on these mechanisms
         assert report.certified_fraction > 0.2
+
+
+# ------------------------------------------------- the exhaustive protocol
+def test_exhaustive_protocol_runs_every_pair_with_the_fast_classifier():
+    from skprivacy import audit
+    from skprivacy.report import PROTOCOLS
+
+    assert PROTOCOLS["exhaustive"]["rocht_pairs"] is None
+    assert PROTOCOLS["exhaustive"]["rocht_classifier"] == "centroid"
+    assert PROTOCOLS["paper"]["rocht_classifier"] == "logistic_regression"
+    X, ids = make_identity_embeddings(12, 50, 8, noise=2.0, random_state=6)
+    report = audit(
+        X,
+        ids,
+        protocol="exhaustive",
+        methods=["rocht", "rocht_certificate"],
+        suggest_rank=False,
+    )
+    roc = report.results["rocht"]
+    cert = report.results["rocht_certificate"]
+    assert roc["n_pairs"] == cert["n_pairs"] == 66
+    assert roc["classifier"].startswith("CentroidClassifier")
+    assert "CentroidClassifier" in roc["statistic"]
+    assert cert["classifier"].startswith("CentroidClassifier")
+    direct = ROCHTAuditor(CentroidClassifier(), n_pairs=None).fit(X, ids)
+    got = roc["value"]
+    assert (got is None and direct.score() == np.inf) or got == direct.score()
+    direct_cert = ROCHTCertifier(CentroidClassifier(), n_pairs=None).fit(X, ids)
+    assert cert["value"] == pytest.approx(direct_cert.score())
+    # The estimators' own default stays the paper's logistic regression.
+    assert ROCHTAuditor().classifier is None and ROCHTCertifier().classifier is None

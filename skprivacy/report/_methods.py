@@ -622,9 +622,51 @@ def _draw_permutation(fitted, ctx, figure):
 
 
 # -- ROC-HT ----------------------------------------------------------------------
+# Per-pair classifiers of ROC-HT and its certificate, by protocol setting. The
+# estimators' default stays the paper's logistic regression; the exhaustive
+# protocol uses the nearest-centroid classifier, whose shared-product fast path
+# makes every pair affordable.
+_ROC_CLASSIFIERS = {
+    "logistic_regression": None,
+    "centroid": "skprivacy.auditors:CentroidClassifier",
+}
+# Relative cost per pair (the cost model's units) of the generic per-pair path
+# and of the shared-product fast path.
+_ROC_PAIR_COST = {"logistic_regression": 0.05, "centroid": 2e-4}
+
+
+def _roc_classifier(ctx, key):
+    path = _ROC_CLASSIFIERS[ctx.settings.get(key, "logistic_regression")]
+    if path is None:
+        return None
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)()
+
+
+def _classifier_name(est):
+    clf = est.classifier
+    if clf is None:
+        return "LogisticRegression (the paper's, per pair)"
+    name = type(clf).__name__
+    if name in ("CentroidClassifier", "PooledLDAClassifier"):
+        return f"{name} (shared-product fast path)"
+    return name
+
+
+def _roc_cost(pairs_key, classifier_key):
+    def cost(n_identities, settings):
+        per_pair = _ROC_PAIR_COST[settings.get(classifier_key, "logistic_regression")]
+        return per_pair * _n_pairs(settings[pairs_key], n_identities) + 0.5
+
+    return cost
+
+
 def _fit_rocht(ctx):
     est = _fit(
-        "skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=ctx.settings["rocht_pairs"]
+        "skprivacy.auditors:ROCHTAuditor",
+        ctx,
+        n_pairs=ctx.settings["rocht_pairs"],
+        classifier=_roc_classifier(ctx, "rocht_classifier"),
     )
     return {"audit": est}
 
@@ -636,7 +678,9 @@ def _summarize_rocht(fitted, ctx):
         "rocht": _entry(
             est,
             est.score(),
-            "median over pairs of the ROC-HT (KOV) epsilon",
+            "median over pairs of the ROC-HT (KOV) epsilon; per-pair classifier "
+            + _classifier_name(est),
+            classifier=_classifier_name(est),
             max=float(est.epsilon_max_),
             mean_auc=float(est.auc_mean_),
             n_infinite=int(np.isinf(eps).sum()),
@@ -713,6 +757,7 @@ def _fit_certificate(ctx):
         n_pairs=s["certificate_pairs"],
         confidence=s["confidence"],
         test_size=s["test_size"],
+        classifier=_roc_classifier(ctx, "certificate_classifier"),
     )
     return {"audit": est}
 
@@ -726,7 +771,9 @@ def _summarize_certificate(fitted, ctx):
             est,
             value,
             "largest reserved-test ROC-HT certified epsilon lower bound over the "
-            f"pairs, simultaneous at confidence {est.confidence:g}",
+            f"pairs, simultaneous at confidence {est.confidence:g}; per-pair "
+            "classifier " + _classifier_name(est),
+            classifier=_classifier_name(est),
             confidence=float(est.confidence),
             test_size=float(est.test_size),
             median=float(res["epsilon"].median()),
@@ -1108,9 +1155,9 @@ _DECLARATIONS = (
         title="ROC-HT",
         requires=("skprivacy.auditors:ROCHTAuditor",),
         sizes=_sizes(
-            quick={"rocht_pairs": 30},
-            paper={"rocht_pairs": 200},
-            exhaustive={"rocht_pairs": 200},
+            quick={"rocht_pairs": 30, "rocht_classifier": "logistic_regression"},
+            paper={"rocht_pairs": 200, "rocht_classifier": "logistic_regression"},
+            exhaustive={"rocht_pairs": None, "rocht_classifier": "centroid"},
         ),
         fit=_fit_rocht,
         summarize=_summarize_rocht,
@@ -1137,7 +1184,7 @@ _DECLARATIONS = (
                 (4.4, 4.2),
             ),
         ),
-        cost=_pairs_cost("rocht_pairs", 0.05),
+        cost=_roc_cost("rocht_pairs", "rocht_classifier"),
         verdict=_verdict_rocht,
         says=(
             "Nothing by itself: the KOV hypothesis-testing bound evaluated at the "
@@ -1154,9 +1201,18 @@ _DECLARATIONS = (
         title="ROC-HT reserved-test certificate",
         requires=("skprivacy.auditors:ROCHTCertifier",),
         sizes=_sizes(
-            quick={"certificate_pairs": 30},
-            paper={"certificate_pairs": 200},
-            exhaustive={"certificate_pairs": 200},
+            quick={
+                "certificate_pairs": 30,
+                "certificate_classifier": "logistic_regression",
+            },
+            paper={
+                "certificate_pairs": 200,
+                "certificate_classifier": "logistic_regression",
+            },
+            exhaustive={
+                "certificate_pairs": None,
+                "certificate_classifier": "centroid",
+            },
         ),
         fit=_fit_certificate,
         summarize=_summarize_certificate,
@@ -1178,7 +1234,7 @@ _DECLARATIONS = (
         ceiling_columns={"cert_epsilon": "cert_ceiling"},
         eps_rank=10,
         skip_reason=_certificate_skip,
-        cost=_pairs_cost("certificate_pairs", 0.04),
+        cost=_roc_cost("certificate_pairs", "certificate_classifier"),
         verdict=_verdict_certificate("ROC-HT"),
         says=(
             "A certificate: if the embeddings came from an epsilon-DP mechanism, "
