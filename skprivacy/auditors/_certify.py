@@ -518,7 +518,11 @@ class ROCHTCertifier(BasePairAuditor):
         Binary classifier with ``predict_proba`` or ``decision_function``;
         ``None`` means ``LogisticRegression(C=1.0, solver="lbfgs",
         max_iter=1000)``. A ``random_state=None`` is replaced by a per-pair
-        seed derived from ``random_state``.
+        seed derived from ``random_state``. A
+        :class:`~skprivacy.CentroidClassifier` or
+        :class:`~skprivacy.PooledLDAClassifier` takes the shared-product fast
+        path (same folds, thresholds and certificates as the generic path);
+        its ``estimators_`` are built on access.
     cv : int, default=5
         Folds of the out-of-fold scores on the training rows that fix the
         direction and threshold(s) (fewer if an identity has fewer training
@@ -578,8 +582,9 @@ class ROCHTCertifier(BasePairAuditor):
         ``(1 - confidence) / (2 K m)`` used in ``fit``.
     ceiling_ : float
         Largest ``ceiling`` over the pairs.
-    estimators_ : list of estimators
-        The fitted per-pair classifiers, aligned with ``pairs_``.
+    estimators_ : sequence of estimators
+        The fitted per-pair classifiers, aligned with ``pairs_`` (a list; on
+        the fast path a sequence that builds each one on access).
     thresholds_ : ndarray of shape (n_pairs, m)
         Pre-declared thresholds per pair (on ``direction * score``).
     directions_ : ndarray of shape (n_pairs,)

@@ -336,7 +336,10 @@ class ROCHTAuditor(BasePairAuditor):
         ``None`` means ``LogisticRegression(C=1.0, solver="lbfgs",
         max_iter=1000)`` (the paper's). It is cloned per fold; if it has a
         ``random_state`` left at ``None``, a per-pair seed derived from
-        ``random_state`` is set so the audit is reproducible.
+        ``random_state`` is set so the audit is reproducible. A
+        :class:`~skprivacy.CentroidClassifier` or
+        :class:`~skprivacy.PooledLDAClassifier` takes the shared-product fast
+        path (same folds and results, every pair affordable).
     cv : int, default=5
         Folds of ``StratifiedKFold(cv, shuffle=True, random_state=...)``.
         A pair in which an identity has fewer than ``cv`` rows uses that many
