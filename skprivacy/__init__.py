@@ -24,7 +24,7 @@ from skprivacy.pressure import (
     RetrievalAttacker,
     pressure_ladder,
 )
-from skprivacy.report import AuditReport, audit
+from skprivacy.report import AuditReport, audit, audit_conditions
 from skprivacy.sanitize import INLP, ISP, LEACE, OpenSetVerificationAuditor
 
 __version__ = "0.1.0.dev0"
@@ -50,5 +50,6 @@ __all__ = [
     "RetrievalAttacker",
     "__version__",
     "audit",
+    "audit_conditions",
     "pressure_ladder",
 ]

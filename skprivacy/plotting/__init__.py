@@ -8,6 +8,7 @@ itself with matplotlib, and keeps its artists as fitted-style attributes
 (``ax_``, ``figure_``, ``line_``, ...); :meth:`plot` redraws it on other axes.
 """
 
+from skprivacy.plotting._conditions import ConditionsEpsilonDisplay
 from skprivacy.plotting._diagnostics import (
     PermutationPValueDisplay,
     ResidualQQDisplay,
@@ -21,6 +22,7 @@ from skprivacy.plotting._tradeoff import PrivacyUtilityDisplay
 
 __all__ = [
     "BandwidthSweepDisplay",
+    "ConditionsEpsilonDisplay",
     "EpsilonDistributionDisplay",
     "MembershipDistributionDisplay",
     "PairROCDisplay",

@@ -12,6 +12,7 @@ from skprivacy.report._audit import (
     run_audit,
     software_versions,
 )
+from skprivacy.report._conditions import ConditionsReport, audit_conditions
 from skprivacy.report._methods import METHOD_NAMES, METHODS, available_methods
 from skprivacy.report._protocols import PROTOCOL_HELP, PROTOCOLS
 from skprivacy.report._schema import summary_schema
@@ -25,8 +26,10 @@ __all__ = [
     "PROTOCOL_HELP",
     "SCHEMA_VERSION",
     "AuditReport",
+    "ConditionsReport",
     "NoAuditablePairsError",
     "audit",
+    "audit_conditions",
     "available_methods",
     "run_audit",
     "software_versions",

@@ -1,0 +1,182 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Per-pair ε of several audit conditions side by side: one panel per method."""
+
+import numpy as np
+
+from skprivacy.plotting._base import draw_distributions, get_axes_grid
+
+__all__ = ["ConditionsEpsilonDisplay"]
+
+
+class ConditionsEpsilonDisplay:
+    """Per-pair ε distributions of several conditions, one panel per method.
+
+    The figure behind Table I of a multi-condition audit: in each method's
+    panel, one horizontal box per condition of the per-pair ε on the pairs the
+    table summarises (the box's line is the table's median, its right end
+    beyond the whiskers reaches the table's maximum). Methods get their own
+    ε axis because their scales differ by orders of magnitude (GaussMech and
+    KDE-LR in the hundreds or thousands, MMD-TV below 1.763). Infinite values
+    (ROC-HT's exact separations) cannot be drawn and are counted in the panel.
+    Build it with :meth:`from_report` (a
+    :class:`~skprivacy.report.ConditionsReport`) or :meth:`from_epsilons`.
+
+    Parameters
+    ----------
+    epsilons : dict of str to dict of str to ndarray
+        ``{method: {condition: per-pair ε}}`` (may contain ``inf``; NaN is
+        ignored), in drawing order (panels left to right, conditions top to
+        bottom).
+
+    Attributes
+    ----------
+    axes_ : ndarray of matplotlib Axes
+        One Axes per method.
+    figure_ : matplotlib Figure
+        Figure containing ``axes_``.
+    distributions_ : dict of str to dict
+        The artists ``boxplot`` or ``violinplot`` returned, per method.
+    n_infinite_ : dict of str to dict of str to int
+        Number of infinite values per method and condition.
+
+    See Also
+    --------
+    skprivacy.audit_conditions : The multi-condition audit whose Table I it draws.
+    EpsilonDistributionDisplay : Several methods on one condition.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.plotting import ConditionsEpsilonDisplay
+    >>> eps = {"GaussMech": {"a": np.array([100.0, 120.0]), "b": np.array([40.0])},
+    ...        "MMD-TV": {"a": np.array([0.9, 1.1]), "b": np.array([0.4, 0.5])}}
+    >>> display = ConditionsEpsilonDisplay.from_epsilons(eps)
+    >>> [ax.get_title() for ax in display.axes_]
+    ['GaussMech', 'MMD-TV']
+    """
+
+    def __init__(self, *, epsilons):
+        self.epsilons = epsilons
+
+    def plot(self, ax=None, *, kind="box", xscale="symlog", **kwargs):
+        """Draw the distributions.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, list of Axes or None, default=None
+            One Axes per method, or one Axes on a grid whose cell is split
+            into one panel per method; None creates a figure.
+        kind : {"box", "violin"}, default="box"
+            Box plots or violins.
+        xscale : str, default="symlog"
+            Scale of each ε axis (``"symlog"``: linear below 1, logarithmic
+            above).
+        **kwargs : dict
+            Passed to matplotlib's ``boxplot`` or ``violinplot``.
+
+        Returns
+        -------
+        display : ConditionsEpsilonDisplay
+            The display, with its artists.
+        """
+        if not self.epsilons:
+            raise ValueError("epsilons is empty: no method to draw.")
+        methods = list(self.epsilons)
+        conditions = list(
+            dict.fromkeys(c for per in self.epsilons.values() for c in per)
+        )
+        self.figure_, self.axes_ = get_axes_grid(
+            ax,
+            len(methods),
+            figsize=(2.9 * len(methods) + 1.2, 0.9 + 0.45 * len(conditions)),
+        )
+        self.distributions_, self.n_infinite_ = {}, {}
+        for i, (method, axis) in enumerate(zip(methods, self.axes_)):
+            data, infinite = [], {}
+            for condition in conditions:
+                eps = np.asarray(
+                    self.epsilons[method].get(condition, []), dtype=float
+                ).ravel()
+                eps = eps[~np.isnan(eps)]
+                infinite[condition] = int(np.isinf(eps).sum())
+                data.append(eps[np.isfinite(eps)])
+            self.n_infinite_[method] = infinite
+            self.distributions_[method] = draw_distributions(
+                axis, data, conditions, kind=kind, **kwargs
+            )
+            for row, k in enumerate(infinite.values()):
+                if k:
+                    axis.annotate(
+                        f"+{k} inf",
+                        (1.0, len(conditions) - row),
+                        xycoords=("axes fraction", "data"),
+                        ha="right",
+                        va="bottom",
+                        fontsize=7,
+                    )
+            axis.set_xscale(
+                xscale, **({"linthresh": 1.0} if xscale == "symlog" else {})
+            )
+            if xscale != "log":
+                axis.set_xlim(left=-0.05)  # epsilon is never negative
+            axis.set_title(method, fontsize=9)
+            axis.set_xlabel("per-pair epsilon", fontsize=8)
+            axis.tick_params(labelsize=7)
+            axis.grid(axis="x", alpha=0.3)
+            if i > 0:
+                axis.tick_params(labelleft=False)
+        return self
+
+    @classmethod
+    def from_report(cls, report, *, ax=None, **kwargs):
+        """Draw the Table I prefix of a multi-condition audit.
+
+        Parameters
+        ----------
+        report : ConditionsReport
+            Returned by :func:`~skprivacy.audit_conditions` (or loaded).
+        ax : matplotlib Axes, list of Axes or None, default=None
+            See :meth:`plot`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : ConditionsEpsilonDisplay
+            The plotted display.
+        """
+        from skprivacy.report import ConditionsReport
+
+        if not isinstance(report, ConditionsReport):
+            raise TypeError(
+                "ConditionsEpsilonDisplay.from_report needs a ConditionsReport "
+                f"(from skprivacy.audit_conditions); got {type(report).__name__}."
+            )
+        return cls(epsilons=report.prefix_epsilons()).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_epsilons(cls, epsilons, *, ax=None, **kwargs):
+        """Draw per-pair ε given as arrays.
+
+        Parameters
+        ----------
+        epsilons : dict of str to dict of str to array-like
+            ``{method: {condition: per-pair ε}}``.
+        ax : matplotlib Axes, list of Axes or None, default=None
+            See :meth:`plot`.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : ConditionsEpsilonDisplay
+            The plotted display.
+        """
+        if not isinstance(epsilons, dict) or not all(
+            isinstance(v, dict) for v in epsilons.values()
+        ):
+            raise TypeError(
+                "epsilons must be a dict {method: {condition: per-pair epsilon}}."
+            )
+        return cls(epsilons=epsilons).plot(ax=ax, **kwargs)

@@ -1,0 +1,681 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Multi-condition audits: one report and one Table I across several embedding sets.
+
+Paper 000 audits eight conditions (encoder x dataset x generator) and compares
+the methods in its Table I by their medians on exactly the same first 100 pairs
+of each condition's seeded pair ordering. :func:`audit_conditions` runs
+:func:`~skprivacy.audit` on each condition with the same options, makes sure
+every per-pair ε method audits at least that prefix, and builds the table from
+the per-condition ``pairs`` tables (no number is recomputed).
+"""
+
+import io
+import json
+import math
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from skprivacy.report._audit import (
+    AuditReport,
+    _dumps,
+    _now,
+    _restore_infinite,
+    _settings,
+    _strict,
+    audit,
+    software_versions,
+)
+from skprivacy.report._methods import METHODS
+
+__all__ = ["ConditionsReport", "audit_conditions"]
+
+#: Layout version of ``conditions.json``.
+CONDITIONS_SCHEMA_VERSION = "1"
+#: The files :meth:`ConditionsReport.save` writes.
+CONDITIONS_FILES = ("conditions.json", "table_i.csv", "pairs.csv", "report.html")
+#: Table I columns that are not per-method statistics.
+_COUNT_COLUMNS = ("n_rows", "n_identities", "n_pairs")
+
+
+def _table_methods(methods):
+    """Return ``[(method, column, label)]``: the per-pair ε columns Table I summarises."""
+    return [
+        (name, column, label)
+        for name in METHODS
+        if name in methods
+        for column, label in METHODS[name].epsilon_columns.items()
+    ]
+
+
+def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
+    """Protocol whose per-pair ε methods all audit at least ``table_pairs`` pairs.
+
+    Returns ``(protocol, raised)``: the protocol unchanged (its name) when
+    every pair count already reaches ``table_pairs``, else a dict of settings
+    with the raised counts, and ``{setting: (old, new)}``.
+    """
+    name, settings = _settings(protocol, confidence, test_size)
+    raised = {}
+    for method in methods:
+        declared = METHODS[method]
+        if not declared.epsilon_columns:
+            continue
+        for key in declared.sizes.get(name, declared.sizes["quick"]):
+            value = settings.get(key)
+            if key.endswith("_pairs") and value is not None and value < table_pairs:
+                raised[key] = (value, table_pairs)
+                settings[key] = table_pairs
+    if not raised and isinstance(protocol, str):
+        return protocol, raised
+    return settings, raised
+
+
+def _check_conditions(conditions):
+    if not isinstance(conditions, dict):
+        raise TypeError(
+            "conditions must be a dict {name: (X, ids)}; got "
+            f"{type(conditions).__name__}."
+        )
+    if len(conditions) == 0:
+        raise ValueError("conditions is empty; give at least one {name: (X, ids)}.")
+    out = {}
+    for name, value in conditions.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(
+                f"condition names must be non-empty strings; got {name!r}."
+            )
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            raise TypeError(
+                f"conditions[{name!r}] must be a pair (X, ids); got "
+                f"{type(value).__name__}"
+                + (
+                    f" of length {len(value)}"
+                    if isinstance(value, tuple | list)
+                    else ""
+                )
+                + "."
+            )
+        out[name] = tuple(value)
+    return out
+
+
+def _prefix(pairs, table_pairs):
+    return pairs[pairs["pair_rank"] < table_pairs]
+
+
+def table_i(reports, table_pairs=100):
+    """Table I of per-condition audit reports (medians and maxima on the prefix).
+
+    Parameters
+    ----------
+    reports : dict of str to AuditReport
+        One report per condition.
+    table_pairs : int, default=100
+        Length of the pair-ordering prefix every statistic is computed on.
+
+    Returns
+    -------
+    table : DataFrame
+        One row per condition (index ``condition``): ``n_rows``,
+        ``n_identities``, ``n_pairs`` (pairs in the prefix: ``table_pairs`` or
+        every pair when there are fewer), then ``"<method> median"`` for each
+        per-pair ε method that ran, then ``"<method> max"``. A method that did
+        not audit every pair of the prefix (skipped, not selected) has NaN.
+    """
+    rows, medians, maxima = {}, {}, {}
+    for name, report in reports.items():
+        prov = report.provenance
+        n_total = int(prov["n_pairs_total"])
+        n_prefix = min(table_pairs, n_total)
+        prefix = _prefix(report.pairs, table_pairs)
+        rows[name] = {
+            "n_rows": int(prov["n_rows_after"]),
+            "n_identities": int(prov["n_identities_after"]),
+            "n_pairs": n_prefix,
+        }
+        ran = [
+            m for m in prov["methods"] if not report.results.get(m, {}).get("skipped")
+        ]
+        for _, column, label in _table_methods(ran):
+            if column not in prefix.columns:
+                continue
+            values = prefix[column].to_numpy(dtype=float)
+            complete = len(values) == n_prefix and not np.isnan(values).any()
+            medians.setdefault(label, {})[name] = (
+                float(np.median(values)) if complete else math.nan
+            )
+            maxima.setdefault(label, {})[name] = (
+                float(np.max(values)) if complete else math.nan
+            )
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    for label, values in medians.items():
+        table[f"{label} median"] = pd.Series(values, dtype=float)
+    for label, values in maxima.items():
+        table[f"{label} max"] = pd.Series(values, dtype=float)
+    table.index.name = "condition"
+    return table
+
+
+class ConditionsReport:
+    """Result of :func:`audit_conditions`: Table I, a cross-condition figure, one report each.
+
+    Parameters
+    ----------
+    reports : dict of str to AuditReport
+        The per-condition audits, in the given order (they share ``run_id``).
+    table_i : DataFrame
+        One row per condition (see :func:`audit_conditions`).
+    provenance : dict
+        Table prefix, protocol and raised pair counts, conditions, software
+        versions, start and end time.
+    run_id : str
+        Identifier shared by every output file of the run.
+    figures : dict, default=None
+        ``{name: (caption, base64 PNG)}`` of the cross-condition figures.
+
+    Attributes
+    ----------
+    summary : DataFrame
+        Every condition's :attr:`AuditReport.summary`, indexed by
+        ``(condition, result)``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from skprivacy import audit_conditions
+    >>> from skprivacy.report import ConditionsReport
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> conditions = {
+    ...     "low noise": make_identity_embeddings(6, 8, 8, noise=0.5, random_state=0),
+    ...     "high noise": make_identity_embeddings(6, 8, 8, noise=3.0, random_state=0),
+    ... }
+    >>> report = audit_conditions(conditions, methods=["gaussmech"], suggest_rank=False)
+    >>> list(report.table_i.index)
+    ['low noise', 'high noise']
+    >>> out = tempfile.mkdtemp() + "/out"
+    >>> _ = report.save(out)
+    >>> ConditionsReport.load(out).table_i.equals(report.table_i)
+    True
+    """
+
+    def __init__(self, *, reports, table_i, provenance, run_id, figures=None):
+        self.reports = reports
+        self.table_i = table_i
+        self.provenance = provenance
+        self.run_id = run_id
+        self.figures = {} if figures is None else figures
+        self._html = None
+
+    def __repr__(self):
+        lines = [
+            f"ConditionsReport(run_id={self.run_id!r}, {len(self.reports)} conditions, "
+            f"Table I on the first {self.provenance['table_pairs']} pairs)"
+        ]
+        lines += [f"  {n}: {r.verdict['headline']}" for n, r in self.reports.items()]
+        return "\n".join(lines)
+
+    @property
+    def summary(self):
+        """Every condition's summary, indexed by ``(condition, result)``."""
+        return pd.concat(
+            {name: r.summary for name, r in self.reports.items()},
+            names=["condition", "result"],
+        )
+
+    def prefix_epsilons(self):
+        """Per-pair ε on the Table I prefix, by method label then condition.
+
+        Returns
+        -------
+        epsilons : dict of str to dict of str to ndarray
+            ``{method label: {condition: per-pair ε}}`` (the values whose
+            medians and maxima are Table I).
+        """
+        out = {}
+        table_pairs = self.provenance["table_pairs"]
+        for name, report in self.reports.items():
+            prefix = _prefix(report.pairs, table_pairs)
+            for _, column, label in _table_methods(report.provenance["methods"]):
+                if f"{label} median" in self.table_i.columns and column in prefix:
+                    values = prefix[column].to_numpy(dtype=float)
+                    out.setdefault(label, {})[name] = values[~np.isnan(values)]
+        return out
+
+    def to_html(self):
+        """Return the self-contained HTML report (Table I, figure, each condition)."""
+        if self._html is None:
+            self._html = _render(self)
+        return self._html
+
+    def _repr_html_(self):
+        """Return the report's body for Jupyter (the same markup as :meth:`to_html`)."""
+        from skprivacy.report._html import html_body
+
+        return html_body(self.to_html())
+
+    @staticmethod
+    def staged(path, *, force=False, inputs=()):
+        """Return the staged output directory :meth:`save` uses (checked at once).
+
+        Parameters
+        ----------
+        path : str or path-like
+            Output directory.
+        force : bool, default=False
+            Allow replacing a previous multi-condition report directory.
+        inputs : iterable of path-like, default=()
+            Files the run read (an output containing one is refused).
+
+        Returns
+        -------
+        staged : StagedDirectory
+            Write into ``staged.path``, then call ``staged.commit()``.
+        """
+        from skprivacy.utils._files import StagedDirectory
+
+        return StagedDirectory(
+            path, force=force, replaceable=CONDITIONS_FILES, inputs=inputs
+        )
+
+    def save(self, path, *, force=False, inputs=()):
+        """Write ``report.html``, ``table_i.csv``, ``conditions.json`` and ``pairs.csv``.
+
+        As :meth:`AuditReport.save`: written in a temporary sibling directory
+        that then replaces ``path``; symbolic links are never followed.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Output directory.
+        force : bool, default=False
+            Replace an existing multi-condition report directory.
+        inputs : iterable of path-like, default=()
+            Files the run read: an output directory containing one is refused.
+
+        Returns
+        -------
+        paths : dict
+            The written paths by name.
+        """
+        with self.staged(path, force=force, inputs=inputs) as staged:
+            self.write(staged.path)
+            staged.commit()
+        out = Path(path)
+        return {
+            "conditions": out / "conditions.json",
+            "table_i": out / "table_i.csv",
+            "pairs": out / "pairs.csv",
+            "report": out / "report.html",
+        }
+
+    def to_dict(self):
+        """Return the content of ``conditions.json`` (strict JSON)."""
+        infinite = []
+        conditions = []
+        for name, report in self.reports.items():
+            conditions.append(
+                {
+                    "name": name,
+                    "summary": report.to_dict(),
+                    "provenance": _strict(report.provenance, "", []),
+                    "figures": {k: list(v) for k, v in report.figures.items()},
+                    "pairs_columns": [str(c) for c in report.pairs.columns],
+                }
+            )
+        body = _strict({"provenance": self.provenance}, "", infinite)
+        return {
+            "schema_version": CONDITIONS_SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "table_pairs": self.provenance["table_pairs"],
+            "table_i_columns": [str(c) for c in self.table_i.columns],
+            **body,
+            "figures": {k: list(v) for k, v in self.figures.items()},
+            "conditions": conditions,
+            "infinite": infinite,
+        }
+
+    def write(self, directory):
+        """Write the four files into an existing (staging) directory.
+
+        Parameters
+        ----------
+        directory : str or path-like
+            The directory, e.g. ``staged.path`` of :meth:`staged`.
+        """
+        from skprivacy.utils._files import atomic_file
+
+        directory = Path(directory)
+        pairs = pd.concat(
+            [
+                r.pairs.assign(condition=name)[["condition", *r.pairs.columns]]
+                for name, r in self.reports.items()
+            ],
+            ignore_index=True,
+        )
+        files = {
+            "conditions.json": _dumps(self.to_dict()),
+            "table_i.csv": self.table_i.to_csv(),
+            "pairs.csv": pairs.to_csv(index=False),
+            "report.html": self.to_html(),
+        }
+        for name, text in files.items():
+            with atomic_file(directory / name, "w", encoding="utf-8") as fh:
+                fh.write(text)
+
+    @classmethod
+    def load(cls, path):
+        """Read a report written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The report directory.
+
+        Returns
+        -------
+        report : ConditionsReport
+            Equal to the saved one (``table_i``, ``reports`` with their
+            summaries, pairs, provenance and HTML, ``run_id``, ``to_html()``).
+        """
+        path = Path(path)
+        data = json.loads((path / "conditions.json").read_text(encoding="utf-8"))
+        if data.get("schema_version") != CONDITIONS_SCHEMA_VERSION:
+            raise ValueError(
+                f"{path / 'conditions.json'} has schema_version "
+                f"{data.get('schema_version')!r}; this skprivacy reads "
+                f"{CONDITIONS_SCHEMA_VERSION!r}."
+            )
+        _restore_infinite(data, data["infinite"])
+        # Read as text, then re-read each condition's own columns: each condition
+        # gets the dtypes its own pairs.csv would have (AuditReport.load).
+        raw = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
+        reports = {}
+        for entry in data["conditions"]:
+            summary = entry["summary"]
+            _restore_infinite(summary, summary["infinite"])
+            part = raw.loc[raw["condition"] == entry["name"], entry["pairs_columns"]]
+            pairs = pd.read_csv(io.StringIO(part.to_csv(index=False)))
+            report = AuditReport(
+                results=summary["results"],
+                pairs=pairs,
+                provenance=entry["provenance"],
+                run_id=summary["run_id"],
+                verdict=summary["verdict"],
+                next_steps=summary["next_steps"],
+                figures={k: tuple(v) for k, v in entry["figures"].items()},
+            )
+            reports[entry["name"]] = report
+        table = pd.read_csv(path / "table_i.csv", index_col="condition")
+        table.index = table.index.astype(str)
+        report = cls(
+            reports=reports,
+            table_i=table,
+            provenance=data["provenance"],
+            run_id=data["run_id"],
+            figures={k: tuple(v) for k, v in data["figures"].items()},
+        )
+        report._html = (path / "report.html").read_text(encoding="utf-8")
+        return report
+
+
+def audit_conditions(
+    conditions,
+    *,
+    table_pairs=100,
+    protocol="quick",
+    methods=None,
+    confidence=None,
+    test_size=None,
+    input_info=None,
+    progress=None,
+    **options,
+):
+    """Audit several conditions with the same protocol; compare them in Table I.
+
+    Each condition (e.g. encoder x dataset x generator) is audited by
+    :func:`~skprivacy.audit` with the same options and seed, so each has its
+    own seeded pair ordering and every method audits a prefix of it. Every
+    method with per-pair ε audits at least the first ``table_pairs`` pairs
+    (pair counts of the protocol below ``table_pairs`` are raised, and
+    recorded), and Table I gives each method's median and maximum over exactly
+    those pairs, as in paper 000's Table I.
+
+    Parameters
+    ----------
+    conditions : dict of str to (X, ids)
+        Embeddings and identity labels of each condition, by name (the table's
+        row order is the dict's order).
+    table_pairs : int, default=100
+        Length of the pair-ordering prefix Table I summarises (every pair when
+        a condition has fewer).
+    protocol : {"quick", "paper", "exhaustive"} or dict, default="quick"
+        As in :func:`~skprivacy.audit`, with pair counts raised to
+        ``table_pairs`` where needed.
+    methods : list of str or None, default=None
+        As in :func:`~skprivacy.audit`.
+    confidence, test_size : float or None, default=None
+        As in :func:`~skprivacy.audit`. A certificate is simultaneous over the
+        pairs it certifies, so raising its pair count to ``table_pairs`` makes
+        it more conservative.
+    input_info : dict of str to dict or None, default=None
+        Per-condition description of the input file (the command line passes
+        :func:`~skprivacy.datasets.read_embeddings`' ``info``).
+    progress : object or None, default=None
+        Progress sink passed to each :func:`~skprivacy.audit` (it also
+        receives one ``message`` per condition).
+    **options : dict
+        Other keyword arguments of :func:`~skprivacy.audit` (``features``,
+        ``exclude``, ``random_state``, ``n_jobs``, ``suggest_rank``,
+        ``verbose``).
+
+    Returns
+    -------
+    report : ConditionsReport
+        ``table_i`` (DataFrame, one row per condition: ``n_rows``,
+        ``n_identities``, ``n_pairs``, then ``"<method> median"`` and
+        ``"<method> max"`` per per-pair ε method), ``reports`` (one
+        :class:`~skprivacy.AuditReport` per condition), a cross-condition
+        figure and ``save`` / ``load`` / ``to_html``.
+
+    Raises
+    ------
+    ValueError
+        For an empty ``conditions``, a bad name or ``table_pairs``, or any
+        error :func:`~skprivacy.audit` raises on a condition (the message
+        names the condition).
+
+    See Also
+    --------
+    skprivacy.audit : The audit of one condition.
+    skprivacy.plotting.ConditionsEpsilonDisplay : The cross-condition figure.
+
+    Examples
+    --------
+    >>> from skprivacy import audit_conditions
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> conditions = {
+    ...     f"noise={s}": make_identity_embeddings(8, 10, 8, noise=s, random_state=0)
+    ...     for s in (0.5, 2.0)
+    ... }
+    >>> report = audit_conditions(
+    ...     conditions, methods=["gaussmech", "mmdtv"], suggest_rank=False
+    ... )
+    >>> report.table_i["n_pairs"].tolist()
+    [28, 28]
+    >>> report.table_i["GaussMech median"].round(1).to_dict()
+    {'noise=0.5': 35.4, 'noise=2.0': 11.2}
+    """
+    conditions = _check_conditions(conditions)
+    if (
+        isinstance(table_pairs, bool)
+        or not isinstance(table_pairs, int | np.integer)
+        or table_pairs < 1
+    ):
+        raise ValueError(f"table_pairs must be an integer >= 1; got {table_pairs!r}.")
+    table_pairs = int(table_pairs)
+    unknown = set(input_info or {}) - set(conditions)
+    if unknown:
+        raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
+    from skprivacy.report._audit import _select
+
+    selected = _select(methods)
+    settings, raised = _prefix_settings(
+        protocol, selected, table_pairs, confidence, test_size
+    )
+    base = protocol if isinstance(protocol, str) else "custom"
+    started = _now()
+    run_id = uuid.uuid4().hex
+    reports = {}
+    for i, (name, (X, ids)) in enumerate(conditions.items()):
+        if progress is not None:
+            progress.message(f"condition {i + 1} of {len(conditions)}: {name}")
+        info = (input_info or {}).get(name)
+        try:
+            report = audit(
+                X,
+                ids,
+                protocol=settings,
+                methods=selected,
+                confidence=confidence,
+                test_size=test_size,
+                progress=progress,
+                input_info=info,
+                **options,
+            )
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"condition {name!r}: {exc}") from exc
+        report.run_id = run_id
+        if not isinstance(settings, str):
+            report.provenance["protocol"] = base
+        report.provenance["condition"] = name
+        report.provenance["table_pairs"] = table_pairs
+        reports[name] = report
+    table = table_i(reports, table_pairs)
+    first = next(iter(reports.values())).provenance
+    provenance = {
+        "conditions": list(reports),
+        "table_pairs": table_pairs,
+        "table_definition": (
+            f"per condition, the median and the maximum of each method's per-pair "
+            f"epsilon over the first {table_pairs} pairs of that condition's "
+            "seeded pair ordering (every pair when there are fewer), the same "
+            "pairs for every method"
+        ),
+        "protocol": base,
+        "protocol_settings": first["protocol_settings"],
+        "raised_pair_counts": {k: list(v) for k, v in raised.items()},
+        "methods": selected,
+        "seed": first["seed"],
+        "versions": software_versions(),
+        "start_time": started,
+        "end_time": _now(),
+    }
+    report = ConditionsReport(
+        reports=reports, table_i=table, provenance=provenance, run_id=run_id
+    )
+    report.figures = _figures(report)
+    return report
+
+
+# -- figures and HTML --------------------------------------------------------------------
+def _figures(report):
+    from skprivacy.plotting import ConditionsEpsilonDisplay
+    from skprivacy.report._plots import _new, _png
+
+    epsilons = report.prefix_epsilons()
+    if not epsilons:
+        return {}
+    n_conditions = len(report.reports)
+    fig = _new((2.9 * len(epsilons) + 1.2, 0.9 + 0.45 * n_conditions))
+    ConditionsEpsilonDisplay.from_epsilons(epsilons, ax=fig.subplots())
+    return {
+        "conditions": (
+            f"Per-pair epsilon on the first {report.provenance['table_pairs']} pairs "
+            "of each condition (the pairs Table I summarises): one panel per method, "
+            "one box per condition (line: median, whiskers: 1.5 IQR, points beyond).",
+            _png(fig),
+        )
+    }
+
+
+def _anchor(i):
+    return f"condition-{i + 1}"
+
+
+def _render(report):
+    from skprivacy import __version__
+    from skprivacy.report._html import _CSS, _e, _num
+
+    table = report.table_i
+    head = "".join(f"<th>{_e(c)}</th>" for c in ["condition", *table.columns])
+    body = "".join(
+        "<tr>"
+        + f"<td><a href='#{_anchor(i)}'>{_e(name)}</a></td>"
+        + "".join(
+            f"<td class='num'>{_num(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
+            for c, v in row.items()
+        )
+        + "</tr>"
+        for i, (name, row) in enumerate(table.iterrows())
+    )
+    figs = "".join(
+        f'<figure><img alt="{_e(name)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{_e(caption)}</figcaption></figure>"
+        for name, (caption, png) in report.figures.items()
+    )
+    headlines = "".join(
+        f"<li><a href='#{_anchor(i)}'>{_e(name)}</a>: {_e(r.verdict['headline'])}</li>"
+        for i, (name, r) in enumerate(report.reports.items())
+    )
+    sections = []
+    for i, (name, sub) in enumerate(report.reports.items()):
+        doc = sub.to_html()
+        inner = doc[doc.index("<body>") + 6 : doc.index("</body>")]
+        sections.append(
+            f"<details id='{_anchor(i)}'{' open' if i == 0 else ''}>"
+            f"<summary><strong>{_e(name)}</strong>: {_e(sub.verdict['headline'])}"
+            f"</summary>{inner}</details>"
+        )
+    prov = report.provenance
+    raised = prov.get("raised_pair_counts") or {}
+    raised_text = (
+        "Pair counts raised so every method audits the prefix: "
+        + ", ".join(f"{k} {old} &rarr; {new}" for k, (old, new) in raised.items())
+        + "."
+        if raised
+        else "Every method's pair count already covered the prefix."
+    )
+    title = "skprivacy multi-condition audit"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="skprivacy-run-id" content="{_e(report.run_id)}">
+<title>{_e(title)}</title><style>{_CSS}
+details {{ border: 1px solid #d0d7de; border-radius: 6px; padding: 0.4rem 0.8rem;
+          margin: 0.8rem 0; }}
+details > summary {{ cursor: pointer; }}</style></head>
+<body>
+<div class="skprivacy-conditions">
+<h1>{_e(title)}</h1>
+<p class="sub">{len(report.reports)} conditions &middot; protocol
+<code>{_e(prov["protocol"])}</code> &middot; seed {_e(prov["seed"])} &middot;
+skprivacy {_e(__version__)}<br><span class="runid">run {_e(report.run_id)}</span></p>
+<h2>Verdicts</h2>
+<ul>{headlines}</ul>
+<h2>Table I</h2>
+<p>{_e(prov["table_definition"][0].upper() + prov["table_definition"][1:])}.
+Medians and maxima of point estimates are plug-in values, not bounds; certificates'
+are of lower bounds, each simultaneous over the pairs its method certified.
+{raised_text} The full per-pair values are in <code>pairs.csv</code>
+(column <code>condition</code>).</p>
+<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
+<div class="grid">{figs}</div>
+<h2>Conditions</h2>
+{"".join(sections)}
+</div>
+</body></html>
+"""
