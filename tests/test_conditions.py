@@ -119,7 +119,6 @@ def test_raised_pair_counts_are_recorded(report):
     assert prov["raised_pair_counts"] == {
         "kdelr_pairs": [5, TABLE_PAIRS],
         "rocht_pairs": [5, TABLE_PAIRS],
-        "sweep_pairs": [5, TABLE_PAIRS],
     }
     assert prov["table_pairs"] == TABLE_PAIRS and prov["conditions"] == [
         "clean",
@@ -240,3 +239,137 @@ def test_errors_name_the_condition():
         )
     with pytest.raises(ValueError, match="table_pairs"):
         audit_conditions({"a": good}, table_pairs=0)
+
+
+# -- command line ---------------------------------------------------------------------
+def _write_csv(path, X, ids):
+    frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(X.shape[1])])
+    frame.insert(0, "identity", [f"p{i:02d}" for i in ids])
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def csv_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("conditions")
+    return [
+        _write_csv(
+            root / "enc_a.csv",
+            *make_identity_embeddings(16, 5, 8, noise=0.8, random_state=0),
+        ),
+        _write_csv(
+            root / "enc_b.csv.gz",
+            *make_identity_embeddings(16, 5, 8, noise=2.0, random_state=1),
+        ),
+    ]
+
+
+def test_cli_multi_file_table_i_equals_single_file_runs(csv_files, tmp_path, capsys):
+    """Table I of one multi-file run = medians of single-file runs' pairs.csv, rank < 100."""
+    from skprivacy.cli import main
+
+    common = ["--protocol", "paper", "--methods", "gaussmech", "--seed", "4"]
+    out = tmp_path / "multi"
+    code = main(
+        ["audit", *map(str, csv_files), "--names", "A,B", "--out", str(out), *common]
+    )
+    assert code == 0
+    stdout = capsys.readouterr().out
+    assert stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
+    assert "Table I (medians on the first 100 pairs)" in stdout
+    assert {p.name for p in out.iterdir()} == {
+        "conditions.json",
+        "table_i.csv",
+        "pairs.csv",
+        "report.html",
+    }
+    table = pd.read_csv(out / "table_i.csv", index_col="condition")
+    assert list(table.index) == ["A", "B"]
+    for name, path in zip("AB", csv_files):
+        single = tmp_path / f"single_{name}"
+        assert main(["audit", str(path), "--out", str(single), "--quiet", *common]) == 0
+        pairs = pd.read_csv(single / "pairs.csv")
+        assert len(pairs) == 120  # paper protocol: every pair of 16 identities
+        eps = pairs.loc[pairs["pair_rank"] < 100, "gaussmech_epsilon"].tolist()
+        assert len(eps) == 100
+        assert table.loc[name, "n_pairs"] == 100
+        assert table.loc[name, "GaussMech median"] == pytest.approx(_median(eps))
+        assert table.loc[name, "GaussMech max"] == pytest.approx(max(eps))
+    loaded = ConditionsReport.load(out)
+    assert loaded.reports["B"].provenance["input"]["path"].endswith("enc_b.csv.gz")
+    assert loaded.provenance["command_line"].startswith("skprivacy audit ")
+    # Default names are the file names without their suffixes.
+    out2 = tmp_path / "default_names"
+    assert (
+        main(
+            [
+                "audit",
+                *map(str, csv_files),
+                "--out",
+                str(out2),
+                "--quiet",
+                "--methods",
+                "gaussmech",
+            ]
+        )
+        == 0
+    )
+    assert list(pd.read_csv(out2 / "table_i.csv")["condition"]) == ["enc_a", "enc_b"]
+
+
+def test_cli_multi_file_errors_one_line_exit_2(csv_files, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    a, b = map(str, csv_files)
+    twin = tmp_path / "twin"
+    twin.mkdir()
+    same_name = str(
+        _write_csv(
+            twin / "enc_a.csv", *make_identity_embeddings(4, 4, 8, random_state=0)
+        )
+    )
+    cases = {
+        "count": (["audit", a, b, "--names", "x"], "1 name(s) for 2 file(s)"),
+        "empty": (["audit", a, b, "--names", "x,"], "empty name"),
+        "repeat": (["audit", a, b, "--names", "x,x"], "repeats"),
+        "default clash": (["audit", a, same_name], "--names"),
+        "labels": (["audit", a, b, "--labels", a], "--labels"),
+        "table pairs": (["audit", a, b, "--table-pairs", "0"], "positive"),
+        "missing": (["audit", a, str(tmp_path / "nope.csv")], "not found"),
+        "names only": (["audit", "--names", "x"], "FILE"),
+    }
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    procs = {
+        case: subprocess.Popen(
+            [sys.executable, "-m", "skprivacy", *args, "--out", str(tmp_path / case)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for case, (args, _) in cases.items()
+    }
+    for case, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        lines = stderr.strip().splitlines()
+        assert proc.returncode == 2, (case, stderr)
+        assert len(lines) == 1 and lines[0].startswith("skprivacy: error:"), case
+        assert cases[case][1] in lines[0], (case, lines[0])
+        assert stdout == "" and not (tmp_path / case).exists(), case
+
+
+def test_rank_suggestion_keeps_a_dimension():
+    """More identities than dimensions: the ISP sweep stops at n_features - 1.
+
+    Removing every dimension left only zero rows, and the audit crashed in its
+    "what next" sweep after all methods had run.
+    """
+    X, ids = make_identity_embeddings(12, 4, 4, random_state=0)
+    report = audit(X, ids, methods=["gaussmech"])
+    steps = [s for s in report.next_steps if s["action"] == "sanitize"]
+    assert steps
+    for step in steps:
+        if step.get("command") and "--n-components" in step["command"]:
+            assert int(step["command"].split("--n-components")[1].split()[0]) <= 3

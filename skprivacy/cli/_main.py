@@ -36,6 +36,13 @@ def _positive_jobs(text):
     return value
 
 
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
 def _seed(text):
     value = int(text)
     if not 0 <= value < 2**32:
@@ -94,7 +101,27 @@ def _build_parser():
             "bundled Cropped Yale B face-recognition embeddings (38 identities)."
         ),
     )
-    audit.add_argument("file", nargs="?", metavar="FILE", help="embeddings file")
+    audit.add_argument(
+        "file",
+        nargs="*",
+        metavar="FILE",
+        help="embeddings file; several files are audited as conditions of one report "
+        "with Table I (see --names)",
+    )
+    audit.add_argument(
+        "--names",
+        metavar="A,B,...",
+        help="comma-separated condition names, one per FILE (default: the file "
+        "names); the report compares the conditions in Table I",
+    )
+    audit.add_argument(
+        "--table-pairs",
+        type=_positive_int,
+        default=100,
+        metavar="N",
+        help="with several files: Table I's medians and maxima are over the first N "
+        "pairs of each condition's ordering (default: 100)",
+    )
     audit.add_argument(
         "--id-column", default="identity", help="identity column (default: identity)"
     )
@@ -218,9 +245,13 @@ def _read(args):
 
 
 def _audit(args, argv):
+    from skprivacy.cli._conditions import is_multi_condition, run_conditions
     from skprivacy.cli._progress import Progress
     from skprivacy.report import AuditReport, NoAuditablePairsError, audit
 
+    if is_multi_condition(args):
+        return run_conditions(args, argv, _read)
+    args.file = args.file[0] if args.file else None
     inputs = [p for p in (args.file, args.labels) if p is not None]
     # The destination is checked (and its staging directory created) before
     # any computation: an unwritable or refused --out fails at once.

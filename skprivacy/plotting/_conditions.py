@@ -59,7 +59,7 @@ class ConditionsEpsilonDisplay:
     def __init__(self, *, epsilons):
         self.epsilons = epsilons
 
-    def plot(self, ax=None, *, kind="box", xscale="symlog", **kwargs):
+    def plot(self, ax=None, *, kind="box", xscale="auto", **kwargs):
         """Draw the distributions.
 
         Parameters
@@ -69,9 +69,11 @@ class ConditionsEpsilonDisplay:
             into one panel per method; None creates a figure.
         kind : {"box", "violin"}, default="box"
             Box plots or violins.
-        xscale : str, default="symlog"
-            Scale of each ε axis (``"symlog"``: linear below 1, logarithmic
-            above).
+        xscale : str, default="auto"
+            Scale of each ε axis: ``"auto"`` is ``"linear"`` for a method whose
+            finite values stay below 10 (MMD-TV, certificates) and ``"symlog"``
+            (linear below 1, logarithmic above) otherwise; any matplotlib scale
+            name applies to every panel.
         **kwargs : dict
             Passed to matplotlib's ``boxplot`` or ``violinplot``.
 
@@ -115,10 +117,12 @@ class ConditionsEpsilonDisplay:
                         va="bottom",
                         fontsize=7,
                     )
-            axis.set_xscale(
-                xscale, **({"linthresh": 1.0} if xscale == "symlog" else {})
-            )
-            if xscale != "log":
+            scale = xscale
+            if scale == "auto":
+                finite = np.concatenate([d for d in data if len(d)] or [np.zeros(0)])
+                scale = "symlog" if finite.size and finite.max() > 10 else "linear"
+            axis.set_xscale(scale, **({"linthresh": 1.0} if scale == "symlog" else {}))
+            if scale != "log":
                 axis.set_xlim(left=-0.05)  # epsilon is never negative
             axis.set_title(method, fontsize=9)
             axis.set_xlabel("per-pair epsilon", fontsize=8)

@@ -64,11 +64,20 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
         declared = METHODS[method]
         if not declared.epsilon_columns:
             continue
-        for key in declared.sizes.get(name, declared.sizes["quick"]):
-            value = settings.get(key)
-            if key.endswith("_pairs") and value is not None and value < table_pairs:
-                raised[key] = (value, table_pairs)
-                settings[key] = table_pairs
+        # A method's first declared pair count is the one behind its per-pair
+        # columns (e.g. mmdtv_pairs, not the bandwidth sweep's sweep_pairs).
+        key = next(
+            (
+                k
+                for k in declared.sizes.get(name, declared.sizes["quick"])
+                if k.endswith("_pairs")
+            ),
+            None,
+        )
+        value = settings.get(key)
+        if key is not None and value is not None and value < table_pairs:
+            raised[key] = (value, table_pairs)
+            settings[key] = table_pairs
     if not raised and isinstance(protocol, str):
         return protocol, raised
     return settings, raised
@@ -530,6 +539,8 @@ def audit_conditions(
     started = _now()
     run_id = uuid.uuid4().hex
     reports = {}
+    if progress is not None:
+        progress = _SharedPlan(progress, len(conditions))
     for i, (name, (X, ids)) in enumerate(conditions.items()):
         if progress is not None:
             progress.message(f"condition {i + 1} of {len(conditions)}: {name}")
@@ -581,6 +592,36 @@ def audit_conditions(
     return report
 
 
+class _SharedPlan:
+    """Progress sink spanning every condition: the first plan, times n, is the total.
+
+    Each :func:`~skprivacy.audit` plans its own stages; the conditions are
+    assumed to cost about the same, so the bar runs once from 0 to 100%.
+    """
+
+    def __init__(self, sink, n_conditions):
+        self.sink = sink
+        self.n_conditions = n_conditions
+        self.planned = False
+
+    def plan(self, total):
+        if not self.planned:
+            self.sink.plan(total * self.n_conditions)
+            self.planned = True
+
+    def start(self, stage, weight=1.0):
+        self.sink.start(stage, weight)
+
+    def finish(self):
+        self.sink.finish()
+
+    def message(self, text):
+        self.sink.message(text)
+
+    def __getattr__(self, name):  # e.g. the CLI's ``stage``
+        return getattr(self.sink, name)
+
+
 # -- figures and HTML --------------------------------------------------------------------
 def _figures(report):
     from skprivacy.plotting import ConditionsEpsilonDisplay
@@ -589,9 +630,19 @@ def _figures(report):
     epsilons = report.prefix_epsilons()
     if not epsilons:
         return {}
-    n_conditions = len(report.reports)
-    fig = _new((2.9 * len(epsilons) + 1.2, 0.9 + 0.45 * n_conditions))
-    ConditionsEpsilonDisplay.from_epsilons(epsilons, ax=fig.subplots())
+    n_conditions, n_methods = len(report.reports), len(epsilons)
+    n_cols = min(3, n_methods)
+    n_rows = -(-n_methods // n_cols)
+    fig = _new((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * n_conditions)))
+    axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
+    for extra in axes[n_methods:]:
+        extra.remove()
+    display = ConditionsEpsilonDisplay.from_epsilons(
+        epsilons, ax=list(axes[:n_methods])
+    )
+    for i, axis in enumerate(display.axes_):
+        # Condition names on the first panel of each row only.
+        axis.tick_params(labelleft=i % n_cols == 0)
     return {
         "conditions": (
             f"Per-pair epsilon on the first {report.provenance['table_pairs']} pairs "

@@ -130,7 +130,8 @@ def verdict(results, ctx):
 def suggest_isp_rank(ctx):
     """Smallest ISP rank whose quick audit looks near chance, on these data.
 
-    For ranks 1, 2, 4, ... up to ``min(n_features, n_identities - 1)``, ISP is
+    For ranks 1, 2, 4, ... up to ``min(n_features - 1, n_identities - 1)`` (at
+    least one dimension must remain, or every sanitised row is 0), ISP is
     fitted on the audited rows and a :class:`~skprivacy.ROCHTAuditor` on the
     first :data:`SWEEP_PAIRS` pairs measures the mean out-of-fold AUC of the
     sanitised rows; the first rank at or below :data:`TARGET_AUC` is
@@ -151,7 +152,7 @@ def suggest_isp_rank(ctx):
     from skprivacy.auditors import ROCHTAuditor
 
     n_pairs = min(SWEEP_PAIRS, ctx.n_pairs_total)
-    top = min(ctx.X.shape[1], ctx.n_identities - 1)
+    top = min(ctx.X.shape[1] - 1, ctx.n_identities - 1)
 
     def auc(Z):
         est = ROCHTAuditor(n_pairs=n_pairs, random_state=ctx.random_state)
