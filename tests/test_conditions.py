@@ -373,3 +373,84 @@ def test_rank_suggestion_keeps_a_dimension():
     for step in steps:
         if step.get("command") and "--n-components" in step["command"]:
             assert int(step["command"].split("--n-components")[1].split()[0]) <= 3
+
+
+# -- protocol methods: split-half ROC-HT controls, classifier sensitivity ---------------
+def test_paper_protocol_runs_the_roc_checks_quick_does_not():
+    from skprivacy.report import PROTOCOLS, available_methods
+
+    quick, paper = available_methods("quick"), available_methods("paper")
+    for name in ("rocht_controls", "classifier_sensitivity"):
+        assert name in paper and name not in quick
+    assert PROTOCOLS["paper"]["rocht_control_identities"] == 100
+    assert PROTOCOLS["paper"]["sensitivity_pairs"] == 50
+
+
+@pytest.fixture(scope="module")
+def roc_checks():
+    X, ids = make_identity_embeddings(6, 10, 6, noise=1.5, random_state=2)
+    report = audit(
+        X,
+        ids,
+        protocol={
+            "rocht_pairs": 3,
+            "rocht_control_identities": 4,
+            "sensitivity_pairs": 3,
+        },
+        methods=["rocht", "rocht_controls", "classifier_sensitivity"],
+        random_state=7,
+        suggest_rank=False,
+    )
+    return X, ids, report
+
+
+def test_rocht_controls_equal_split_half_controls(roc_checks):
+    from skprivacy import ROCHTAuditor
+    from skprivacy.auditors import split_half_controls
+
+    X, ids, report = roc_checks
+    entry = report.results["rocht_split_half_controls"]
+    # The same 4 identities the registry draws (seeded), audited directly.
+    chosen = np.random.default_rng(7).choice(np.unique(ids), 4, replace=False)
+    mask = np.isin(ids, chosen)
+    direct = split_half_controls(
+        ROCHTAuditor(n_pairs=3, random_state=7), X[mask], ids[mask], random_state=7
+    )
+    assert entry["kind"] == "control" and entry["n_identities"] == 4
+    assert entry["value"] == pytest.approx(direct.results["auc"].mean(), rel=1e-12)
+    assert entry["n_corners"] == int(direct.results["corner"].sum())
+    assert entry["max_control_epsilon"] == pytest.approx(direct.epsilon_max)
+
+
+def test_classifier_sensitivity_equals_two_roc_audits(roc_checks):
+    from sklearn.ensemble import RandomForestClassifier
+
+    from skprivacy import ROCHTAuditor
+
+    X, ids, report = roc_checks
+    entry = report.results["classifier_sensitivity"]
+    lr = ROCHTAuditor(n_pairs=3, random_state=7).fit(X, ids)
+    rf = ROCHTAuditor(
+        RandomForestClassifier(n_estimators=100, random_state=7),
+        n_pairs=3,
+        random_state=7,
+    ).fit(X, ids)
+    assert entry["mean_auc_logistic"] == pytest.approx(lr.auc_mean_, rel=1e-12)
+    assert entry["mean_auc_forest"] == pytest.approx(rf.auc_mean_, rel=1e-12)
+    assert entry["value"] == pytest.approx(lr.auc_mean_ - rf.auc_mean_, rel=1e-12)
+    pairs = report.pairs.set_index(["id_a", "id_b"])
+    diff = pairs["rocht_auc"] - pairs["forest_auc"]
+    assert np.allclose(pairs["auc_lr_minus_forest"], diff)
+
+
+def test_roc_checks_skip_with_a_reason():
+    X, ids = make_identity_embeddings(6, 3, 6, random_state=0)  # 3 rows each
+    report = audit(
+        X,
+        ids,
+        protocol="paper",
+        methods=["gaussmech", "rocht_controls"],
+        suggest_rank=False,
+    )
+    assert report.results["rocht_controls"]["skipped"]
+    assert "at least 4 rows" in report.results["rocht_controls"]["reason"]

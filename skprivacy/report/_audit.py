@@ -433,9 +433,9 @@ def _settings(protocol, confidence, test_size):
     return name, settings
 
 
-def _select(methods):
+def _select(methods, protocol=None):
     if methods is None:
-        return available_methods()
+        return available_methods(protocol)
     if isinstance(methods, str):
         methods = [methods]
     unknown = [m for m in methods if m not in METHODS]
@@ -692,7 +692,7 @@ def audit(
     run_id = uuid.uuid4().hex
     name, settings = _settings(protocol, confidence, test_size)
     metadata = _check_metadata(metadata)
-    selected = _select(methods)
+    selected = _select(methods, "quick" if name == "custom" else name)
     sink = _progress(progress, verbose)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

@@ -531,7 +531,7 @@ def audit_conditions(
         raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
     from skprivacy.report._audit import _select
 
-    selected = _select(methods)
+    selected = _select(methods, protocol if isinstance(protocol, str) else "quick")
     settings, raised = _prefix_settings(
         protocol, selected, table_pairs, confidence, test_size
     )

@@ -130,6 +130,9 @@ class Method:
     kind : str
         What its main result is: ``"point estimate"``, ``"certificate"``,
         ``"hypothesis test"``, ``"control"`` or ``"diagnostic"``.
+    protocols : tuple of str or None
+        Protocols that run it by default (None: every protocol). Any method
+        can still be selected explicitly under any protocol.
     """
 
     name: str
@@ -151,6 +154,7 @@ class Method:
     verdict: object = None
     frame: object = None
     kind: str = "point estimate"
+    protocols: tuple | None = None
 
     def missing(self):
         """Names of required estimators that cannot be imported."""
@@ -917,6 +921,143 @@ def _summarize_witness(fitted, ctx):
     }
 
 
+# -- split-half ROC-HT controls ------------------------------------------------------
+def _fit_rocht_controls(ctx):
+    from skprivacy.auditors import split_half_controls
+
+    template = _make(
+        "skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=ctx.settings["rocht_pairs"]
+    )
+    X, y = _control_subset(ctx, ctx.settings["rocht_control_identities"])
+    return {
+        "controls": split_half_controls(template, X, y, random_state=ctx.random_state)
+    }
+
+
+def _control_subset(ctx, n):
+    """Rows of ``n`` seeded identities with at least 4 rows (all when fewer)."""
+    eligible = ctx.identities[ctx.counts >= 4]
+    if n is None or n >= len(eligible):
+        return ctx.X, ctx.y
+    chosen = np.random.default_rng(ctx.random_state).choice(eligible, n, replace=False)
+    mask = np.isin(ctx.y, chosen)
+    return ctx.X[mask], ctx.y[mask]
+
+
+def _summarize_rocht_controls(fitted, ctx):
+    ctl = fitted["controls"]
+    res = ctl.results
+    auc = res["auc"].to_numpy(dtype=float)
+    return {
+        "rocht_split_half_controls": {
+            "value": float(auc.mean()),
+            "kind": "control",
+            "statistic": (
+                "mean out-of-fold ROC-HT AUC of same-identity split halves (should "
+                "be close to 0.5)"
+            ),
+            "n_identities": int(ctl.n_controls),
+            "n_corners": int(res["corner"].sum()),
+            "max_auc": float(auc.max()),
+            "median_control_epsilon": float(ctl.epsilon_median),
+            "max_control_epsilon": float(ctl.epsilon_max),
+            "estimator": "split_half_controls(ROCHTAuditor)",
+            "parameters": {
+                "rocht_control_identities": ctx.settings["rocht_control_identities"]
+            },
+        }
+    }
+
+
+def _verdict_rocht_controls(entries):
+    e = entries["rocht_split_half_controls"]
+    text = (
+        f"split-half ROC-HT controls (same identity): mean AUC {e['value']:.3f} over "
+        f"{e['n_identities']} identities, {e['n_corners']} exact corners"
+    )
+    if e["value"] <= 0.6 and e["n_corners"] == 0:
+        text += (
+            " — not above chance, so the classifier does not separate one identity "
+            "(out-of-fold AUCs of identical distributions fall below 0.5 at small "
+            "sizes)"
+        )
+    else:
+        text += (
+            " — above chance: the classifier separates halves of one identity "
+            "(e.g. duplicated images or a recording artefact)"
+        )
+    return "calibration", text
+
+
+# -- classifier sensitivity: random forest vs logistic regression ---------------------
+def _sensitivity_classifier(random_state):
+    from sklearn.ensemble import RandomForestClassifier
+
+    # Paper 000: 100 trees, otherwise scikit-learn's defaults.
+    return RandomForestClassifier(n_estimators=100, random_state=random_state)
+
+
+def _fit_sensitivity(ctx):
+    from skprivacy.auditors import compare_roc_audits
+
+    # The ROC-HT audit's first sensitivity_pairs pairs (a prefix of the shared
+    # ordering) with the same folds, once per classifier.
+    n_pairs = ctx.settings["sensitivity_pairs"]
+    lr = _fit("skprivacy.auditors:ROCHTAuditor", ctx, n_pairs=n_pairs)
+    rf = _fit(
+        "skprivacy.auditors:ROCHTAuditor",
+        ctx,
+        n_pairs=n_pairs,
+        classifier=_sensitivity_classifier(ctx.random_state),
+    )
+    return {"forest": rf, "comparison": compare_roc_audits(lr, rf)}
+
+
+def _summarize_sensitivity(fitted, ctx):
+    cmp = fitted["comparison"]
+    diff = cmp.results["auc_difference"].to_numpy(dtype=float)
+    rf = fitted["forest"]
+    return {
+        "classifier_sensitivity": {
+            "value": float(cmp.mean_auc_difference),
+            "kind": "diagnostic",
+            "statistic": (
+                "mean over the ROC-HT pairs of the out-of-fold AUC of logistic "
+                "regression minus that of a 100-tree random forest (same pairs and "
+                "folds)"
+            ),
+            "mean_auc_logistic": float(cmp.mean_auc_a),
+            "mean_auc_forest": float(cmp.mean_auc_b),
+            "max_abs_auc_difference": float(np.abs(diff).max()),
+            "n_pairs": int(diff.size),
+            "estimator": "compare_roc_audits(ROCHTAuditor, ROCHTAuditor)",
+            "parameters": {"classifier_b": _plain(rf.classifier)},
+        }
+    }
+
+
+def _sensitivity_pair_frame(fitted):
+    res = fitted["comparison"].results
+    return res[["id_a", "id_b", "auc_b", "auc_difference"]].rename(
+        columns={"auc_b": "forest_auc", "auc_difference": "auc_lr_minus_forest"}
+    )
+
+
+def _verdict_sensitivity(entries):
+    e = entries["classifier_sensitivity"]
+    text = (
+        f"classifier sensitivity: mean AUC {e['mean_auc_logistic']:.3f} (logistic) "
+        f"vs {e['mean_auc_forest']:.3f} (random forest) over {e['n_pairs']} pairs"
+    )
+    if e["mean_auc_forest"] > e["mean_auc_logistic"] + 0.02:
+        text += (
+            " — the forest separates more: logistic regression under-fits the signal"
+        )
+    else:
+        text += " — a more flexible classifier finds no signal the linear one missed"
+    return "calibration", text
+
+
 # -- formatting shared by the verdict sentences -----------------------------------------
 def _fmt(v):
     if v is None:
@@ -1248,6 +1389,69 @@ _DECLARATIONS = (
         ),
     ),
     Method(
+        name="rocht_controls",
+        kind="control",
+        title="Split-half ROC-HT controls",
+        requires=(
+            "skprivacy.auditors:ROCHTAuditor",
+            "skprivacy.auditors:split_half_controls",
+        ),
+        sizes=_sizes(
+            quick={"rocht_control_identities": 10},
+            paper={"rocht_control_identities": 100},
+            exhaustive={"rocht_control_identities": 100},
+        ),
+        protocols=("paper", "exhaustive"),
+        fit=_fit_rocht_controls,
+        summarize=_summarize_rocht_controls,
+        skip_reason=_controls_skip,
+        cost=lambda n, s: 0.05 * min(n, s["rocht_control_identities"] or n) + 0.5,
+        verdict=_verdict_rocht_controls,
+        says=(
+            "Calibration: both halves come from one identity, so the ROC-HT "
+            "classifier should score near chance (AUC about 0.5, no exact corners)."
+        ),
+        does_not_say=(
+            "An AUC well above 0.5 means the classifier separates halves of one "
+            "identity (duplicates, artefacts), so the pair AUCs overstate identity "
+            "signal; near 0.5 does not validate the pair epsilons as bounds."
+        ),
+    ),
+    Method(
+        name="classifier_sensitivity",
+        kind="diagnostic",
+        title="Classifier sensitivity (random forest vs logistic)",
+        requires=(
+            "skprivacy.auditors:ROCHTAuditor",
+            "skprivacy.auditors:compare_roc_audits",
+        ),
+        # Paper 000 compares its 200 ROC-tested pairs; a 100-tree forest per
+        # pair and fold costs about 30 times logistic regression, so the paper
+        # protocol checks the first 50 (set sensitivity_pairs=200 to match).
+        sizes=_sizes(
+            quick={"sensitivity_pairs": 10},
+            paper={"sensitivity_pairs": 50},
+            exhaustive={"sensitivity_pairs": 200},
+        ),
+        protocols=("paper", "exhaustive"),
+        fit=_fit_sensitivity,
+        summarize=_summarize_sensitivity,
+        frame=_sensitivity_pair_frame,
+        cost=_pairs_cost("sensitivity_pairs", 1.5),
+        verdict=_verdict_sensitivity,
+        says=(
+            "Whether the ROC-HT signal depends on the linear classifier: a random "
+            "forest on the same pairs and folds; similar AUCs mean either scorer "
+            "extracts the same distinguishability."
+        ),
+        does_not_say=(
+            "Not a confidence statement about epsilon; a robustness diagnostic for "
+            "the classifier choice (paper 000, Section ROC-HT), on the first "
+            "sensitivity_pairs pairs (50 in the paper protocol, where paper 000 "
+            "used 200)."
+        ),
+    ),
+    Method(
         name="gaussianity",
         kind="diagnostic",
         title="Residual Gaussianity",
@@ -1303,8 +1507,14 @@ METHODS = {m.name: m for m in _DECLARATIONS}
 METHOD_NAMES = tuple(METHODS)
 
 
-def available_methods():
+def available_methods(protocol=None):
     """Return the registered methods whose estimators can be imported.
+
+    Parameters
+    ----------
+    protocol : str or None, default=None
+        Only the methods this protocol runs by default (a custom protocol
+        dict counts as ``"quick"``); None: every available method.
 
     Returns
     -------
@@ -1317,4 +1527,9 @@ def available_methods():
     >>> available_methods()[0]
     'gaussmech'
     """
-    return [name for name, m in METHODS.items() if not m.missing()]
+    return [
+        name
+        for name, m in METHODS.items()
+        if not m.missing()
+        and (protocol is None or m.protocols is None or protocol in m.protocols)
+    ]
