@@ -6,7 +6,9 @@ The paper protocol on the bundled real data
 ordering of all identity pairs shared by every method; GaussMech and MMD-TV on
 500 pairs, KDE-LR on 100 pairs at alpha in {0, 1e-2}, ROC-HT on 200,
 permutation tests (10^4 permutations) on 100 pairs with same-identity split-half
-controls, the residual Gaussianity diagnostic, and reserved-test certificates.
+controls, the residual Gaussianity diagnostic, reserved-test certificates, and
+the ROC-HT checks (same-identity split-half ROC-HT controls; a random forest
+against logistic regression on the first 50 ROC-HT pairs).
 This example runs the same audit from Python with
 :func:`skprivacy.audit` on the bundled Cropped Yale B
 face-recognition embeddings (38 identities, about 45 images each, so 703
