@@ -510,9 +510,8 @@ def audit_conditions(
     ...     f"noise={s}": make_identity_embeddings(8, 10, 8, noise=s, random_state=0)
     ...     for s in (0.5, 2.0)
     ... }
-    >>> report = audit_conditions(
-    ...     conditions, methods=["gaussmech", "mmdtv"], suggest_rank=False
-    ... )
+    >>> methods = ["gaussmech", "mmdtv"]
+    >>> report = audit_conditions(conditions, methods=methods, suggest_rank=False)
     >>> report.table_i["n_pairs"].tolist()
     [28, 28]
     >>> report.table_i["GaussMech median"].round(1).to_dict()
