@@ -454,3 +454,25 @@ def test_roc_checks_skip_with_a_reason():
     )
     assert report.results["rocht_controls"]["skipped"]
     assert "at least 4 rows" in report.results["rocht_controls"]["reason"]
+
+
+def test_display_scales_and_infinite_counts():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from skprivacy.plotting import ConditionsEpsilonDisplay
+
+    eps = {
+        "big": {"a": np.array([20.0, 40.0]), "b": np.array([10.0, np.inf])},
+        "small": {"a": np.array([0.0, 0.5]), "b": np.array([np.nan, 0.2])},
+        "mixed": {"a": np.array([0.0, 200.0])},
+    }
+    display = ConditionsEpsilonDisplay.from_epsilons(eps)
+    assert [ax.get_xscale() for ax in display.axes_] == ["log", "linear", "symlog"]
+    assert display.n_infinite_["big"] == {"a": 0, "b": 1}
+    # A condition missing from a method is an empty row, not an error.
+    assert display.n_infinite_["mixed"] == {"a": 0, "b": 0}
+    with pytest.raises(TypeError, match="dict"):
+        ConditionsEpsilonDisplay.from_epsilons({"big": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="empty"):
+        ConditionsEpsilonDisplay.from_epsilons({})

@@ -71,9 +71,9 @@ class ConditionsEpsilonDisplay:
             Box plots or violins.
         xscale : str, default="auto"
             Scale of each ε axis: ``"auto"`` is ``"linear"`` for a method whose
-            finite values stay below 10 (MMD-TV, certificates) and ``"symlog"``
-            (linear below 1, logarithmic above) otherwise; any matplotlib scale
-            name applies to every panel.
+            finite values stay below 10 (MMD-TV, certificates), otherwise
+            ``"log"``, or ``"symlog"`` (linear below 1, logarithmic above) when
+            a value is 0; any matplotlib scale name applies to every panel.
         **kwargs : dict
             Passed to matplotlib's ``boxplot`` or ``violinplot``.
 
@@ -120,7 +120,10 @@ class ConditionsEpsilonDisplay:
             scale = xscale
             if scale == "auto":
                 finite = np.concatenate([d for d in data if len(d)] or [np.zeros(0)])
-                scale = "symlog" if finite.size and finite.max() > 10 else "linear"
+                if not finite.size or finite.max() <= 10:
+                    scale = "linear"
+                else:  # log when every value is positive, else linear below 1
+                    scale = "log" if finite.min() > 0 else "symlog"
             axis.set_xscale(scale, **({"linthresh": 1.0} if scale == "symlog" else {}))
             if scale != "log":
                 axis.set_xlim(left=-0.05)  # epsilon is never negative
