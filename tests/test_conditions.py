@@ -269,6 +269,7 @@ def test_cli_multi_file_table_i_equals_single_file_runs(csv_files, tmp_path, cap
     from skprivacy.cli import main
 
     common = ["--protocol", "paper", "--methods", "gaussmech", "--seed", "4"]
+    common += ["--meta", "generator_revision=abc"]
     out = tmp_path / "multi"
     code = main(
         ["audit", *map(str, csv_files), "--names", "A,B", "--out", str(out), *common]
@@ -297,6 +298,9 @@ def test_cli_multi_file_table_i_equals_single_file_runs(csv_files, tmp_path, cap
         assert table.loc[name, "GaussMech max"] == pytest.approx(max(eps))
     loaded = ConditionsReport.load(out)
     assert loaded.reports["B"].provenance["input"]["path"].endswith("enc_b.csv.gz")
+    for sub in loaded.reports.values():
+        assert sub.provenance["metadata"] == {"generator_revision": "abc"}
+    assert loaded.provenance["metadata"] == {"generator_revision": "abc"}
     assert loaded.provenance["command_line"].startswith("skprivacy audit ")
     # Default names are the file names without their suffixes.
     out2 = tmp_path / "default_names"

@@ -55,11 +55,12 @@ def condition_names(files, names):
     return out
 
 
-def run_conditions(args, argv, read):
+def run_conditions(args, argv, read, metadata=None):
     """Audit every FILE as one condition and write one report with Table I.
 
     ``read(args)`` is the single-file reader of ``skprivacy audit`` (same
-    column selection, warnings and errors), called once per file.
+    column selection, warnings and errors), called once per file; ``metadata``
+    (``--meta``) is recorded in every condition's provenance.
     """
     from skprivacy.cli._progress import Progress
     from skprivacy.report import (
@@ -97,6 +98,7 @@ def run_conditions(args, argv, read):
                     n_jobs=args.n_jobs,
                     progress=progress,
                     input_info=infos,
+                    metadata=metadata,
                 )
             except NoAuditablePairsError as exc:
                 raise UserError(" ".join(str(exc).split())) from exc

@@ -250,7 +250,7 @@ def _audit(args, argv):
     from skprivacy.report import AuditReport, NoAuditablePairsError, audit
 
     if is_multi_condition(args):
-        return run_conditions(args, argv, _read)
+        return run_conditions(args, argv, _read, _metadata(args.meta))
     args.file = args.file[0] if args.file else None
     inputs = [p for p in (args.file, args.labels) if p is not None]
     # The destination is checked (and its staging directory created) before

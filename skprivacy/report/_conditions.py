@@ -580,6 +580,7 @@ def audit_conditions(
         "raised_pair_counts": {k: list(v) for k, v in raised.items()},
         "methods": selected,
         "seed": first["seed"],
+        "metadata": first.get("metadata", {}),
         "versions": software_versions(),
         "start_time": started,
         "end_time": _now(),
