@@ -402,3 +402,25 @@ def test_selected_pairs_errors(params, match):
     X, ids = make_identity_embeddings(4, 20, 8, random_state=0)
     with pytest.raises(ValueError, match=match):
         ROCHTCertifier(**params).fit(X, ids)
+
+
+def test_certifier_checks_column_names_on_held_out_rows():
+    # The contract of check_dataframe_column_names_consistency (expected to
+    # fail there only because the check scores the rows it fitted on).
+    import warnings
+
+    import pandas as pd
+
+    X, ids = make_identity_embeddings(6, 20, 8, random_state=0)
+    names = [f"e{i}" for i in range(8)]
+    df = pd.DataFrame(X, columns=names)
+    train = np.arange(len(ids)) % 2 == 0
+    cert = ROCHTCertifier(n_pairs=3, test_size=None).fit(df[train], ids[train])
+    assert list(cert.feature_names_in_) == names
+    renamed = df[~train].rename(columns={"e0": "other"})
+    with pytest.raises(ValueError, match="feature names"):
+        cert.score(renamed, ids[~train])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cert.score(X[~train], ids[~train])
+    assert any("feature names" in str(w.message) for w in caught)

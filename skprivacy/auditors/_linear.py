@@ -17,6 +17,7 @@ from numbers import Real
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
+from scipy.sparse import csr_matrix
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -64,9 +65,14 @@ def pooled_within_covariance(X, codes, n_classes):
            [0., 0.]])
     """
     X = np.asarray(X, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.intp)
     counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    sums = np.zeros((n_classes, X.shape[1]))
-    np.add.at(sums, codes, X)
+    # Class sums as one sparse product (np.add.at is slow on large inputs).
+    onehot = csr_matrix(
+        (np.ones(codes.size), (codes, np.arange(codes.size))),
+        shape=(n_classes, codes.size),
+    )
+    sums = np.asarray(onehot @ X)
     means = sums / np.maximum(counts, 1.0)[:, None]
     centred = X - means[codes]
     return centred.T @ centred / max(X.shape[0] - n_classes, 1)
