@@ -118,7 +118,7 @@ def main():
         wall, cpu, score = timed(lambda: rung(X, y, old))
         print(
             f"  baseline: former A3 rung (no early stopping) {wall:7.2f} {cpu:7.2f} "
-            f"{wall / floor_wall:8.1f}   vRPI_2 {score:.3f} "
+            f"{wall / floor_wall:8.1f} {cpu / floor_cpu:5.1f}   vRPI_2 {score:.3f} "
             f"(MLPAttacker {scores['A3 MLP probe']:.3f})"
         )
 
