@@ -4,6 +4,7 @@
 
 import json
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -255,3 +256,35 @@ def test_help_describes_every_option(capsys):
             assert flag in text
     for name in ("csv", "csv.gz", "parquet", "--projector", "--n-components"):
         assert name in text
+
+
+def test_wide_file_keeps_column_dtypes_without_fragmentation(tmp_path):
+    # 130 embedding columns: writing them into the input frame one by one
+    # fragmented it (pandas PerformanceWarning on every chunk).
+    X, ids = make_identity_embeddings(12, 5, 130, random_state=1)
+    frame = pd.DataFrame(X.astype(np.float32), columns=[f"e{j}" for j in range(130)])
+    frame.insert(0, "identity", pd.array([f"p{i}" for i in ids], dtype="string"))
+    frame.insert(1, "image", [f"img/{i}.jpg" for i in range(len(frame))])
+    frame["frame"] = pd.array(np.arange(len(frame)) % 3, dtype="Int64")
+    frame.loc[3, "frame"] = pd.NA
+    source = tmp_path / "wide.parquet"
+    frame.to_parquet(source, index=False)
+    out = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        status = main(
+            ["sanitize", str(source), "--out", str(out), "--chunk-rows", "25"]
+            + ["--n-components", "3", "--quiet", "--no-audit"]
+        )
+    assert status == 0
+    result = pd.read_parquet(out / "sanitized.parquet")
+    assert list(result.columns) == ["source_row", *frame.columns]
+    for column in ("identity", "image", "frame"):
+        pd.testing.assert_series_equal(result[column], frame[column])
+    assert result["e0"].dtype == np.float32
+    isp = ISP(3).fit(X.astype(np.float32), ids)
+    np.testing.assert_allclose(
+        result[[f"e{j}" for j in range(130)]].to_numpy(),
+        isp.transform(X.astype(np.float32)),
+        atol=1e-5,
+    )

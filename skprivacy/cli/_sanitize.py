@@ -229,6 +229,27 @@ def _features(chunk, columns, dtype):
         ) from exc
 
 
+def _output_frame(chunk, features, Z, source_col, start):
+    """Return the chunk with its features replaced by ``Z`` and a row key first.
+
+    Built from a dict of columns in one go: assigning the features column by
+    column into the input frame fragments it (pandas' PerformanceWarning) and
+    copies it once per column.
+    """
+    import numpy as np
+    import pandas as pd
+
+    position = {column: k for k, column in enumerate(features)}
+    index = chunk.index
+    columns = {source_col: pd.Series(np.arange(start, start + len(chunk)), index)}
+    for column in chunk.columns:
+        k = position.get(column)
+        # Non-feature columns as Series: their dtype (nullable, string,
+        # categorical) is kept exactly.
+        columns[column] = chunk[column] if k is None else pd.Series(Z[:, k], index)
+    return pd.DataFrame(columns, copy=False)
+
+
 def _label_hash(label):
     return zlib.crc32(str(label).encode("utf-8"))
 
@@ -338,7 +359,13 @@ def run_sanitize(args, argv):
         )
     with staged:
         with user_errors("reading input"):
-            first = next(iter(_chunks(path, fmt_in, min(args.chunk_rows, 1000))))
+            # Closed at once: a suspended reader would keep a decoded Parquet
+            # row group (hundreds of MB for a large file) alive all run long.
+            peek = _chunks(path, fmt_in, min(args.chunk_rows, 1000))
+            try:
+                first = next(peek)
+            finally:
+                peek.close()
             has_ids = args.id_column in first.columns
             if projector is None and not has_ids:
                 raise ValueError(
@@ -424,10 +451,7 @@ def run_sanitize(args, argv):
                     if buffer is None or buffer.shape[0] < len(X):
                         buffer = np.empty((len(X), X.shape[1]), dtype=X.dtype)
                     Z = isp._transform_array(X, out=buffer[: len(X)])
-                    frame = chunk.copy(deep=False)
-                    frame[features] = Z
-                    frame.insert(0, source_col, np.arange(n_rows, n_rows + len(X)))
-                    writer.write(frame)
+                    writer.write(_output_frame(chunk, features, Z, source_col, n_rows))
                     if audit is not None:
                         labels = chunk[args.id_column]
                         keep = labels.notna().to_numpy() & ~bad
