@@ -241,6 +241,58 @@ def test_errors_are_one_line(files, tmp_path, capsys):
         assert "Traceback" not in "\n".join(err)
 
 
+def test_every_documented_error_is_one_line_exit_2(table, files, tmp_path, capsys):
+    # The errors listed in doc/user_guide/audit_command.rst (skprivacy
+    # sanitize), each as a user would meet it: one line on stderr, exit 2,
+    # nothing written.
+    features = [f"e{j}" for j in range(D)]
+    odd = tmp_path / "emb.json"
+    odd.write_text("{}")
+    one = table.assign(identity="same").dropna(subset=features)
+    one.to_csv(tmp_path / "one.csv", index=False)
+    bad = table.astype({"e3": object})
+    bad.loc[[0, 45], "e3"] = ["0.5", "oops"]  # row 45 of the file
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    table.drop(columns=features[:4]).to_csv(tmp_path / "narrow.csv", index=False)
+    projector = tmp_path / "p"
+    fitted = ["sanitize", str(files / "emb.csv.gz"), "--out", str(projector)]
+    assert main([*fitted, "--n-components", "2", "--quiet"]) == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("keep")
+    npz = str(projector / "projector.npz")
+    src = str(files / "emb.csv.gz")
+    cases = {
+        "unsupported input": [str(odd)],
+        "not both": [src, "--projector", npz, "--n-components", "2"],
+        "--chunk-rows must be >= 1": [src, "--chunk-rows", "0"],
+        "fewer than 2 identities": [str(tmp_path / "one.csv")],
+        "non-numeric cell in rows 40..59": [
+            str(tmp_path / "bad.csv"),
+            "--chunk-rows",
+            "20",
+        ],
+        "has 16 features but narrow.csv has 12": [
+            str(tmp_path / "narrow.csv"),
+            "--projector",
+            npz,
+        ],
+        "already exists": [src, "--out", str(other)],
+        "did not write": [src, "--out", str(other), "--force"],
+        "features pattern": [src, "--features", "zzz"],
+        "invalid choice": [src, "--format", "xml"],
+    }
+    for k, (needle, argv) in enumerate(cases.items()):
+        if "--out" not in argv:
+            argv = [*argv, "--out", str(tmp_path / f"out{k}")]
+        status = main(["sanitize", *argv, "--quiet"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert status == 2, (needle, err)
+        assert len(err) == 1 and needle in err[0], (needle, err)
+        assert not (tmp_path / f"out{k}").exists()
+    assert (other / "keep.txt").read_text() == "keep"
+
+
 def test_help_describes_every_option(capsys):
     with pytest.raises(SystemExit):
         main(["sanitize", "--help"])

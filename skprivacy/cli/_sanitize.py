@@ -216,16 +216,19 @@ class _Writer:
             self._fh.close()
 
 
-def _features(chunk, columns, dtype):
+def _features(chunk, columns, dtype, start):
+    """Return the chunk's embedding block (``start``: its first row's position)."""
     import numpy as np
 
     values = chunk[columns]
     try:
         return np.ascontiguousarray(values.to_numpy(dtype=dtype, na_value=np.nan))
     except (TypeError, ValueError) as exc:
+        # Positions in the file (0-based data rows), whatever index the
+        # reader gave the chunk (Parquet batches restart at 0).
         raise ValueError(
             f"a feature column holds a non-numeric cell in rows "
-            f"{int(chunk.index[0])}..{int(chunk.index[-1])}: {exc}"
+            f"{start}..{start + len(chunk) - 1}: {exc}"
         ) from exc
 
 
@@ -393,8 +396,10 @@ def run_sanitize(args, argv):
             isp = ISP(n_components=rank)
             say(f"pass 1/2: fitting ISP on {path.name} in chunks of {args.chunk_rows}")
             with user_errors("reading input"):
+                n_read = 0
                 for chunk in _chunks(path, fmt_in, args.chunk_rows):
-                    X = _features(chunk, features, dtype)
+                    X = _features(chunk, features, dtype, n_read)
+                    n_read += len(chunk)
                     labels = chunk[args.id_column]
                     has = labels.notna().to_numpy()
                     fit_drops["missing_identity"] += int((~has).sum())
@@ -443,7 +448,7 @@ def run_sanitize(args, argv):
         try:
             with user_errors("reading input"):
                 for chunk in _chunks(path, fmt_in, args.chunk_rows):
-                    X = _features(chunk, features, dtype)
+                    X = _features(chunk, features, dtype, n_rows)
                     bad = ~np.isfinite(X).all(axis=1)
                     if bad.any():
                         X[bad] = np.nan  # passed through as NaN, counted
