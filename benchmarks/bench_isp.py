@@ -141,12 +141,28 @@ def main():
             b = "-" if base is None else f"{base:.3f} s"
         ratio = "-" if base is None else f"{base / fast:.1f}x"
         print(f"{name:44s} {f:>14s} {b:>14s} {ratio:>9s}")
+    targets = {
+        # (share of the np.copy throughput, absolute rows/s on a quiet machine)
+        "float32": (0.55, 1.0e6),
+        "float64": (None, 0.5e6),
+    }
     for name, (t_isp, t_copy) in FLOORS.items():
         print(
             f"floor np.copy {name}: {rows / t_copy / 1e6:.2f} Mrows/s; fast path "
             f"{rows / t_isp / 1e6:.2f} Mrows/s = {t_copy / t_isp:.2f}x the copy "
             "throughput"
         )
+        share, absolute = targets[name]
+        checks = []
+        if share is not None:
+            met = t_copy / t_isp >= share
+            checks.append(f">= {share}x copy: {'met' if met else 'NOT met'}")
+        met = rows / t_isp >= absolute
+        checks.append(
+            f">= {absolute / 1e6:g} Mrows/s (quiet machine): "
+            f"{'met' if met else 'not met in this run'}"
+        )
+        print(f"  target {name}: " + "; ".join(checks))
     print(f"\nload average at end: {os.getloadavg()}")
     for name, cpu in CPU_TIMES.items():
         # On an oversubscribed machine wall time mostly measures waiting; CPU
