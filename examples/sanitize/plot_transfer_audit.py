@@ -1,6 +1,6 @@
 """
 Transfer audit: does a projector fitted on some people protect others?
-=====================================================================
+======================================================================
 
 A sanitiser is fitted once, on the identities its owner has labels for, and
 then applied to everyone else's embeddings. What matters is the leakage of
