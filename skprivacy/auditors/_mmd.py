@@ -464,7 +464,7 @@ class MMDTVAuditor(BasePairAuditor):
     guarantee_ : str
         ``"point estimate"``, or ``"certificate"`` with ``confidence``.
     pair_details_ : dict
-        Empty unless produced by :func:`mmd_bandwidth_sweep`.
+        Empty for this auditor.
     n_features_in_ : int
         Number of features seen during :term:`fit`.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -629,8 +629,7 @@ class MMDTVAuditor(BasePairAuditor):
         # the pair's pooled distances; permutations are one product each.
         n, d = data.X.shape
         m = n / max(data.n_identities, 1)
-        scales = len(getattr(self, "_sweep_scales", None) or (1,))
-        per_pair = 2.0 * m * m * d / FLOP_RATE + (4 + scales) * 2 * m * m / ELEMENT_RATE
+        per_pair = 2.0 * m * m * d / FLOP_RATE + 5 * 2 * m * m / ELEMENT_RATE
         per_pair += self.n_permutations * 2.0 * (2 * m) ** 2 / FLOP_RATE
         within = m * m * d / FLOP_RATE + m * m / ELEMENT_RATE
         return per_pair * len(pairs) + within * min(2 * len(pairs), data.n_identities)
@@ -722,16 +721,12 @@ class MMDTVAuditor(BasePairAuditor):
         # Rows and per-identity state are indexed by slot; seeds use the codes.
         pairs = state["slot"][codes]
         starts, within, tri = state["starts"], state["within"], state["tri"]
-        scales = getattr(self, "_sweep_scales", None)
-        sweep = scales is not None
-        if not sweep:
-            scales = (self.bandwidth_scale,)
         n = len(pairs)
         median = np.full(n, np.nan)
-        sigma = np.empty((n, len(scales)))
-        mmd2 = np.empty((n, len(scales)))
+        sigma = np.empty(n)
+        mmd2 = np.empty(n)
         p_value = np.full(n, np.nan)
-        certify = self.confidence is not None and not sweep
+        certify = self.confidence is not None
         if certify:
             cert_sigma = np.empty(n)
             margin = np.empty(n)
@@ -756,38 +751,33 @@ class MMDTVAuditor(BasePairAuditor):
                     base = med if med > 0 else _fallback_sigma(wa, wb, cross)
                 else:
                     base = float(self.bandwidth)
-                for s, scale in enumerate(scales):
-                    sigma[t, s] = base * scale
-                    mmd2[t, s] = _pair_mmd2(
-                        state, a, b, wa, wb, cross, na, nb, sigma[t, s]
-                    )
-                if self.n_permutations and not sweep:
+                sigma[t] = base * self.bandwidth_scale
+                mmd2[t] = _pair_mmd2(state, a, b, wa, wb, cross, na, nb, sigma[t])
+                if self.n_permutations:
                     perm_jobs.append((t, a, b, na, *codes[t]))
                 if certify:
                     if fixed:
-                        cs = sigma[t, 0]
+                        cs = sigma[t]
                     else:
                         grid = CERTIFICATE_BANDWIDTH_GRID
-                        cs = grid[np.argmin(np.abs(np.log(grid) - np.log(sigma[t, 0])))]
+                        cs = grid[np.argmin(np.abs(np.log(grid) - np.log(sigma[t])))]
                     cert_sigma[t] = cs
                     k = min(na // 2, nb // 2)
                     margin[t] = np.sqrt(8.0 * log_term / k)
                     mmd2_cert[t] = (
-                        mmd2[t, 0]
-                        if cs == sigma[t, 0]
+                        mmd2[t]
+                        if cs == sigma[t]
                         else _pair_mmd2(state, a, b, wa, wb, cross, na, nb, cs)
                     )
             if perm_jobs:
-                self._permutation_p_values(
-                    state, perm_jobs, sigma[:, 0], context, p_value
-                )
+                self._permutation_p_values(state, perm_jobs, sigma, context, p_value)
         mmd = np.sqrt(np.maximum(mmd2, 0.0))
         eps = mmd_to_epsilon(mmd, self.bound, self.delta)
         out = {
-            "epsilon": eps[:, 0],
-            "mmd": mmd[:, 0],
-            "mmd2_unbiased": mmd2[:, 0],
-            "bandwidth": sigma[:, 0],
+            "epsilon": eps,
+            "mmd": mmd,
+            "mmd2_unbiased": mmd2,
+            "bandwidth": sigma,
             "median_distance": median,
             "p_value": p_value,
         }
@@ -799,8 +789,6 @@ class MMDTVAuditor(BasePairAuditor):
                 mmd_lower=mmd_lower,
                 epsilon_lower=mmd_to_epsilon(mmd_lower, self.bound, self.delta),
             )
-        if sweep:
-            out.update(sweep_mmd=mmd, sweep_epsilon=eps)
         return out
 
 
@@ -835,8 +823,8 @@ def mmd_bandwidth_sweep(
 ):
     """MMD-TV point estimates over a sweep of bandwidth scales (paper 000).
 
-    All scales are evaluated in one pass over the pairs (distances and the
-    median heuristic are computed once per pair).
+    One :class:`MMDTVAuditor` fit per scale (``clone`` + ``set_params``), all
+    with one integer seed, so every scale audits the same pairs.
 
     Parameters
     ----------
