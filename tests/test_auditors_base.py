@@ -247,3 +247,33 @@ def test_residual_gaussianity_matches_scipy():
     assert diag.n_rejected == int((diag.results["p_value"] < 1e-3).sum())
     assert diag.n_residuals == 600
     assert_allclose(diag.qq["theoretical"], stats.norm.ppf(diag.qq["probability"]))
+
+
+@pytest.mark.parametrize("auditor", AUDITORS, ids=IDS)
+def test_deferred_normalisation_matches_normalised_input(auditor, data):
+    # The auditors read raw rows and normalise only what they use; the
+    # results equal those on rows L2-normalised beforehand (which the input
+    # layer renormalises: norms 1 up to rounding, hence the tolerance).
+    X, ids = data
+    X = X * np.linspace(0.5, 4.0, len(X))[:, None]
+    Z = X / np.linalg.norm(X, axis=1, keepdims=True)
+    raw = clone(auditor).fit(X, ids).results_
+    unit = clone(auditor).fit(Z, ids).results_
+    num = raw.select_dtypes("number").columns
+    assert_allclose(raw[num].to_numpy(), unit[num].to_numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_sparse_audits_normalise_only_the_pairs_rows():
+    from skprivacy.auditors._base import pair_identity_rows
+    from skprivacy.utils import validate_identity_data
+
+    X, ids = make_identity_embeddings(40, 5, 8, random_state=1)
+    lazy = validate_identity_data(BaseEstimator(), X, ids, normalize="defer")
+    eager = validate_identity_data(BaseEstimator(), X, ids)
+    pairs = np.array([[0, 3], [5, 3]])
+    s1, X1, st1 = pair_identity_rows(lazy, pairs)
+    s2, X2, st2 = pair_identity_rows(eager, pairs)
+    assert X1.shape == (15, 8)
+    np.testing.assert_array_equal(s1, s2)
+    np.testing.assert_array_equal(st1, st2)
+    np.testing.assert_array_equal(X1, X2)

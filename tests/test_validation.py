@@ -344,3 +344,60 @@ def test_one_home_for_constants():
 
     assert MMD_TV_CEILING == pytest.approx(2 * np.arctanh(np.sqrt(2) / 2))
     assert mmd.MMD_TV_CEILING is MMD_TV_CEILING
+
+
+def test_deferred_normalisation_keeps_rows_and_norms():
+    # normalize="defer": X kept as given (no copy when nothing is dropped),
+    # norms from an independent computation, and normalized_rows equal to
+    # what normalize=True returns, bit for bit.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 6)) * rng.uniform(0.5, 3.0, size=(20, 1))
+    y = np.repeat(np.arange(5), 4)
+    lazy = validate_identity_data(_Probe(), X, y, normalize="defer")
+    eager = validate_identity_data(_Probe(), X, y)
+    assert np.shares_memory(lazy.X, X)
+    assert_allclose(lazy.norms, [np.sqrt(np.sum(r**2)) for r in X], rtol=1e-14)
+    assert_array_equal(lazy.normalized_rows(), eager.X)
+    rows = np.array([7, 2, 19])
+    assert_array_equal(lazy.normalized_rows(rows), eager.X[rows])
+    assert lazy.normalized_rows(rows, np.float32).dtype == np.float32
+    assert eager.norms is None
+
+
+def test_deferred_normalisation_with_dropped_rows_and_identities():
+    X = _dirty_matrix()
+    y = np.array([0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4, 4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lazy = validate_identity_data(_Probe(), X, y, normalize="defer")
+        eager = validate_identity_data(_Probe(), X, y)
+    assert_array_equal(lazy.kept, eager.kept)
+    assert lazy.drop_report == eager.drop_report
+    assert_array_equal(lazy.X, X[lazy.kept])
+    assert_array_equal(lazy.normalized_rows(), eager.X)
+    assert_array_equal(lazy.codes, eager.codes)
+
+
+def test_finiteness_comes_from_the_norms():
+    # Rows whose squares overflow are finite (kept); inf/NaN anywhere drops.
+    X = np.array(
+        [[1e200, 1e200], [np.inf, 0.0], [np.nan, 1.0], [-np.inf, np.nan], [3, 4]]
+    )
+    with pytest.warns(DroppedRowsWarning):
+        Z, kept, counts = check_embeddings(X)
+    assert_array_equal(kept, [True, False, False, False, True])
+    assert counts["non_finite"] == 3
+    assert_allclose(Z, [[2**-0.5, 2**-0.5], [0.6, 0.8]], rtol=1e-15)
+
+
+def test_identity_sums_weights_match_a_loop():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 4))
+    codes = rng.integers(0, 5, size=30)
+    w = rng.uniform(0.1, 2.0, size=30)
+    expected = np.zeros((5, 4))
+    for row, code, weight in zip(X, codes, w):
+        expected[code] += weight * row
+    assert_allclose(identity_sums(X, codes, 5, weights=w), expected, rtol=1e-13)
+    with pytest.raises(ValueError, match="weights has 3 entries"):
+        identity_sums(X, codes, 5, weights=w[:3])

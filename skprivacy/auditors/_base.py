@@ -81,6 +81,7 @@ __all__ = [
     "PairAuditContext",
     "grouped_rows",
     "pair_identity_rows",
+    "pair_row_index",
     "summarize",
 ]
 
@@ -161,8 +162,42 @@ def grouped_rows(data, dtype=np.float64):
     """
     order, starts, _ = group_by_identity(data.codes, data.n_identities)
     grouped = data.codes.size < 2 or np.all(data.codes[1:] >= data.codes[:-1])
-    Xs = data.X if grouped else data.X[order]
-    return np.ascontiguousarray(Xs, dtype=dtype), starts
+    return data.normalized_rows(None if grouped else order, dtype), starts
+
+
+def pair_row_index(data, pairs):
+    """Which rows an audit of ``pairs`` needs, grouped by identity.
+
+    The index part of :func:`pair_identity_rows`, for auditors that read the
+    rows without normalising them first (e.g. folding deferred norms into a
+    weighted reduction).
+
+    Returns
+    -------
+    slot : ndarray of shape (n_identities,)
+        As in :func:`pair_identity_rows`.
+    rows : ndarray of int or None
+        Indices into ``data.X`` of the gathered rows, grouped, in slot order;
+        None means every row of ``data.X`` in place (already grouped).
+    starts : ndarray of shape (n_used + 1,)
+        Group offsets into the gathered rows.
+    """
+    k = data.n_identities
+    used = np.unique(np.asarray(pairs, dtype=np.intp))
+    codes = data.codes
+    grouped = codes.size < 2 or bool(np.all(codes[1:] >= codes[:-1]))
+    if len(used) == k or (grouped and 2 * data.counts[used].sum() >= codes.size):
+        # (Nearly) every row is needed: all identities, in place when the
+        # rows are grouped, rather than copying most of them.
+        order, starts, _ = group_by_identity(codes, k)
+        return np.arange(k, dtype=np.intp), None if grouped else order, starts
+    slot = np.full(k, -1, dtype=np.intp)
+    slot[used] = np.arange(len(used))
+    row_slot = slot[codes]
+    rows = np.flatnonzero(row_slot >= 0)
+    rows = rows[np.argsort(row_slot[rows], kind="stable")]
+    starts = np.concatenate([[0], np.cumsum(data.counts[used])])
+    return slot, rows, starts
 
 
 def pair_identity_rows(data, pairs, dtype=np.float64):
@@ -207,22 +242,9 @@ def pair_identity_rows(data, pairs, dtype=np.float64):
     >>> slot.tolist(), Xs.shape, starts.tolist()
     ([0, -1, 1, -1, -1], (4, 10), [0, 2, 4])
     """
-    k = data.n_identities
-    used = np.unique(np.asarray(pairs, dtype=np.intp))
-    codes = data.codes
-    grouped = codes.size and np.all(codes[1:] >= codes[:-1])
-    if len(used) == k or (grouped and 2 * data.counts[used].sum() >= codes.size):
-        # (Nearly) every row is needed and the rows are grouped: use them in
-        # place rather than copying most of them.
-        Xs, starts = grouped_rows(data, dtype)
-        return np.arange(k, dtype=np.intp), Xs, starts
-    slot = np.full(k, -1, dtype=np.intp)
-    slot[used] = np.arange(len(used))
-    row_slot = slot[data.codes]
-    rows = np.flatnonzero(row_slot >= 0)
-    rows = rows[np.argsort(row_slot[rows], kind="stable")]
-    starts = np.concatenate([[0], np.cumsum(data.counts[used])])
-    return slot, np.ascontiguousarray(data.X[rows], dtype=dtype), starts
+    slot, rows, starts = pair_row_index(data, pairs)
+    # With deferred normalisation only the gathered rows are normalised.
+    return slot, data.normalized_rows(rows, dtype), starts
 
 
 def _entropy(random_state):
@@ -275,7 +297,7 @@ class PairAuditContext:
         return np.random.Generator(np.random.PCG64(ss))
 
 
-_DATA_FIELDS = ("X", "y", "codes", "identities", "counts", "kept")
+_DATA_FIELDS = ("X", "y", "codes", "identities", "counts", "kept", "norms")
 
 
 def _flatten(state):
@@ -301,7 +323,7 @@ def _run_chunk(auditor, pairs, n_pairs_total, seed, drop_report, layout, *arrays
     # loky memory-maps it and joblib's dask backend scatters it once per audit
     # instead of pickling it into every task.
     n = len(_DATA_FIELDS)
-    data = IdentityData(*arrays[:n], drop_report=drop_report)
+    data = IdentityData(**dict(zip(_DATA_FIELDS, arrays[:n])), drop_report=drop_report)
     context = PairAuditContext(
         n_pairs_total=n_pairs_total, seed=seed, state=_unflatten(layout, arrays[n:])
     )
@@ -377,6 +399,11 @@ class BasePairAuditor(BaseEstimator):
     _guarantee = "point estimate"
     _score_column = "epsilon"
     _min_samples_per_identity = 2
+    # Subclasses whose hooks read rows only through pair_identity_rows,
+    # grouped_rows or IdentityData.normalized_rows set this: the input layer
+    # then skips the normalised copy of X and only the rows an audit uses are
+    # normalised (or the norms are folded into a reduction).
+    _defer_normalization = False
 
     _parameter_constraints: dict = {
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
@@ -430,6 +457,7 @@ class BasePairAuditor(BaseEstimator):
             y,
             reset=reset,
             min_samples_per_identity=self._min_samples_per_identity,
+            normalize="defer" if self._defer_normalization else True,
         )
 
     def _protocol_pairs(self, data, random_state):

@@ -123,6 +123,7 @@ def split_half_controls(
         counts=counts,
         kept=np.ones(len(rows), dtype=bool),
         drop_report=data.drop_report,
+        norms=None if data.norms is None else data.norms[rows],
     )
     pairs = np.column_stack([np.arange(0, 2 * n_ctl, 2), np.arange(1, 2 * n_ctl, 2)])
     results, _ = est._audit_table(ctl_data, pairs, seed)

@@ -9,10 +9,11 @@ import numpy as np
 from skprivacy.auditors._base import (
     STREAM_RATE,
     BasePairAuditor,
-    pair_identity_rows,
+    pair_row_index,
 )
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._sklearn import Interval
+from skprivacy.utils._validation import _divide_rows
 
 __all__ = ["GaussMechAuditor"]
 
@@ -29,10 +30,18 @@ def identity_moments(data, pairs=None):
     identity ``code`` are row ``slot[code]`` of ``means`` (shape
     ``(n_used, d)``) and ``sigmas[slot[code]] = sqrt(sum_j ||z_j - mean||^2 /
     (n d))``.
+
+    With deferred normalisation (``data.norms`` set) the rows are never
+    normalised: the means are sums weighted by ``1 / norm`` (one sparse pass
+    over the raw rows) and ``sum_j ||z_j||^2`` is the row count (unit rows).
     """
     if pairs is None:
         pairs = np.arange(data.n_identities)
-    slot, Xs, starts = pair_identity_rows(data, pairs)
+    slot, rows, starts = pair_row_index(data, pairs)
+    Xs = data.X if rows is None else data.X[rows]
+    norms = None
+    if data.norms is not None:
+        norms = data.norms if rows is None else data.norms[rows]
     k, d = len(starts) - 1, Xs.shape[1]
     counts = np.diff(starts)
     means = np.empty((k, d))
@@ -44,20 +53,34 @@ def identity_moments(data, pairs=None):
         j = int(np.searchsorted(starts, starts[i] + _BLOCK_ROWS, side="right")) - 1
         j = min(max(j, i + 1), k)
         R = Xs[starts[i] : starts[j]]
+        nr = None if norms is None else norms[starts[i] : starts[j]]
         owner = np.repeat(np.arange(j - i), counts[i:j])
         # Segment sums as a sparse indicator product (one pass, vectorised
         # over columns; reduceat along rows is several times slower).
         means[i:j] = (
-            identity_sums(R, owner, j - i, dtype=np.float64) / counts[i:j, None]
+            identity_sums(
+                R,
+                owner,
+                j - i,
+                dtype=np.float64,
+                weights=None if nr is None else 1.0 / nr,
+            )
+            / counts[i:j, None]
         )
         # sum ||z - mean||^2 = sum ||z||^2 - n ||mean||^2, whose rounding error
         # is ~1e-16 sum ||z||^2; where that is not 1e-10 of the result
         # (nearly constant identities) the residuals are summed directly.
-        total = np.bincount(owner, np.einsum("ij,ij->i", R, R), minlength=j - i)
+        if nr is None:
+            total = np.bincount(owner, np.einsum("ij,ij->i", R, R), minlength=j - i)
+        else:
+            total = counts[i:j].astype(np.float64)
         fast = total - counts[i:j] * np.einsum("ij,ij->i", means[i:j], means[i:j])
         ss[i:j] = fast
         for t in np.flatnonzero(fast <= 1e-6 * total):
-            r = R[starts[i + t] - starts[i] : starts[i + t + 1] - starts[i]]
+            lo, hi = starts[i + t], starts[i + t + 1]
+            r = np.asarray(Xs[lo:hi], dtype=np.float64)
+            if norms is not None:
+                r = _divide_rows(r, norms[lo:hi])
             if not (r != r[0]).any():
                 # Identical rows: the residual scale is exactly 0 (the computed
                 # mean can differ from the rows by rounding, which would give
@@ -162,6 +185,8 @@ class GaussMechAuditor(BasePairAuditor):
 
     _summary = "median"
     _guarantee = "point estimate"
+    # Moments fold the row norms into one weighted pass (identity_moments).
+    _defer_normalization = True
 
     _parameter_constraints: dict = {
         **BasePairAuditor._parameter_constraints,

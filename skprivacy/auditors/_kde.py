@@ -241,6 +241,8 @@ class KDELRAuditor(BasePairAuditor):
 
     _summary = "median"
     _guarantee = "point estimate"
+    # Rows are read through pair_identity_rows only.
+    _defer_normalization = True
 
     _parameter_constraints: dict = {
         **BasePairAuditor._parameter_constraints,

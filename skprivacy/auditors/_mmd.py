@@ -534,6 +534,7 @@ class MMDTVAuditor(BasePairAuditor):
 
     _summary = "max"
     _guarantee = "point estimate"
+    _defer_normalization = True
 
     _parameter_constraints: dict = {
         **BasePairAuditor._parameter_constraints,
@@ -583,6 +584,7 @@ class MMDTVAuditor(BasePairAuditor):
             reset=reset,
             min_samples_per_identity=self._min_samples_per_identity,
             dtype=[np.float64, np.float32],
+            normalize="defer",
         )
 
     def _score_column_name(self):
@@ -598,7 +600,9 @@ class MMDTVAuditor(BasePairAuditor):
         if isinstance(self.bandwidth, str):
             return
         sigma = float(self.bandwidth) * self.bandwidth_scale
-        rows = data.X[:: max(1, data.X.shape[0] // 256)]
+        rows = data.normalized_rows(
+            np.arange(0, data.X.shape[0], max(1, data.X.shape[0] // 256))
+        )
         sq = np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0)[np.triu_indices(len(rows), 1)]
         sq = sq[sq > 0]
         if not sq.size:

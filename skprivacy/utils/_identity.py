@@ -25,7 +25,7 @@ def _check_codes(codes, n_identities):
     return codes.astype(np.intp, copy=False), int(n_identities)
 
 
-def identity_sums(X, codes, n_identities=None, *, dtype=None):
+def identity_sums(X, codes, n_identities=None, *, dtype=None, weights=None):
     """Sum the rows of each identity with one sparse indicator product.
 
     One vectorised pass over ``X`` whatever the row order (no sort, no copy of
@@ -42,6 +42,11 @@ def identity_sums(X, codes, n_identities=None, *, dtype=None):
         Number of identities (rows of the result); ``max(codes) + 1`` if None.
     dtype : dtype, default=None
         Accumulation dtype; the dtype of ``X`` (at least float32) if None.
+    weights : array-like of shape (n_samples,), default=None
+        Row weights: ``sums[i]`` is then the weighted sum
+        ``sum_j weights[j] X[j]`` over the rows with code ``i``, in the same
+        single pass (e.g. ``1 / norms`` for sums of L2-normalised rows without
+        normalising ``X``).
 
     Returns
     -------
@@ -65,8 +70,16 @@ def identity_sums(X, codes, n_identities=None, *, dtype=None):
     if dtype is None:
         dtype = np.result_type(X.dtype, np.float32)
     n = codes.shape[0]
+    if weights is None:
+        values = np.ones(n, dtype=dtype)
+    else:
+        values = np.asarray(weights, dtype=dtype).reshape(-1)
+        if values.shape[0] != n:
+            raise ValueError(
+                f"weights has {values.shape[0]} entries but codes has {n}."
+            )
     indicator = sparse.csr_array(
-        (np.ones(n, dtype=dtype), (codes, np.arange(n))), shape=(n_identities, n)
+        (values, (codes, np.arange(n))), shape=(n_identities, n)
     )
     return np.asarray(indicator @ X.astype(dtype, copy=False))
 

@@ -284,7 +284,11 @@ def row_norms(X):
         norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
     redo = ~np.isfinite(norms) | ((norms < 1e-150) & (norms > 0))
     if X.dtype.kind == "f":
-        redo |= (norms == 0) & np.any(X != 0, axis=1)
+        # Underflow to an exact 0: only zero-norm rows are inspected (a test of
+        # every entry would be a second full pass over X).
+        zero = np.flatnonzero(norms == 0)
+        if zero.size:
+            redo[zero] = np.any(X[zero] != 0, axis=1)
     if redo.any():
         big = X[redo].astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -422,6 +426,26 @@ def check_embeddings(
     >>> Z, kept, counts
     (array([[0.6, 0.8]]), array([ True, False, False]), {'non_finite': 1, 'low_norm': 1})
     """
+    X, kept, drop_counts, norms = _clean_rows(
+        X,
+        min_norm=min_norm,
+        warn=warn,
+        allow_all_dropped=allow_all_dropped,
+        stacklevel=4,
+    )
+    if normalize:
+        # X is a fresh copy when rows were dropped: normalise it in place.
+        X = _divide_rows(X, norms, out=None if kept.all() else X)
+    return X, kept, drop_counts
+
+
+def _clean_rows(X, *, min_norm, warn, allow_all_dropped, stacklevel):
+    """:func:`check_embeddings` without the normalisation.
+
+    Returns ``(X_kept, kept, drop_counts, norms)``: the retained rows as given
+    (no copy when every row is kept) and their L2 norms, from one pass over
+    ``X`` (a row is finite exactly when its norm is, see :func:`row_norms`).
+    """
     check_no_text_columns(X)
     X = np.asarray(X)
     if X.dtype.kind not in "biuf":
@@ -440,12 +464,13 @@ def check_embeddings(
         )
     if X.dtype.kind in "biu":
         X = X.astype(np.float64)
-    finite = np.isfinite(X).all(axis=1)
     # Norms of every row in one pass over X, without copying the finite rows out
     # first (a full copy of a large X costs seconds on a busy machine), and
-    # without overflow for huge entries; the values of non-finite rows are
-    # discarded.
+    # without overflow for huge entries. row_norms gives NaN or inf exactly for
+    # rows with a NaN or infinite entry, so the norms are the finiteness test
+    # too (no second pass).
     norms = row_norms(X)
+    finite = np.isfinite(norms)
     norms[~finite] = 0.0
     low = finite & (norms <= min_norm)
     kept = finite & ~low
@@ -463,15 +488,11 @@ def check_embeddings(
             f"{drop_counts['non_finite']} non-finite (NaN/inf), "
             f"{drop_counts['low_norm']} with L2 norm <= {min_norm:g}.",
             DroppedRowsWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if kept.all():
-        Z = _divide_rows(X, norms) if normalize else X
-    else:
-        Z = X[kept]
-        if normalize:
-            Z = _divide_rows(Z, norms[kept], out=Z)
-    return Z, kept, drop_counts
+        return X, kept, drop_counts, norms
+    return X[kept], kept, drop_counts, norms[kept]
 
 
 def _divide_rows(X, norms, out=None):
@@ -541,7 +562,9 @@ class IdentityData:
     Parameters
     ----------
     X : ndarray of shape (n_kept, n_features)
-        Retained rows (L2-normalised unless ``normalize=False`` was requested).
+        Retained rows: L2-normalised, unless ``normalize=False`` was requested
+        (rows as given) or ``normalize="defer"`` (rows as given, with their
+        norms in ``norms``).
     y : ndarray of shape (n_kept,)
         Identity label of each retained row.
     codes : ndarray of shape (n_kept,)
@@ -556,6 +579,10 @@ class IdentityData:
         Counts by reason: ``non_finite``, ``low_norm``, ``small_identity``
         (rows of identities with fewer than ``min_samples_per_identity``
         usable rows), and ``excluded_identities`` (their labels).
+    norms : ndarray of shape (n_kept,) or None, default=None
+        With ``normalize="defer"``: the L2 norm of each row of ``X``, which is
+        *not* normalised; consumers normalise only the rows they use, through
+        :meth:`normalized_rows`. None when ``X`` is used as it is.
 
     Examples
     --------
@@ -574,6 +601,7 @@ class IdentityData:
     counts: np.ndarray
     kept: np.ndarray
     drop_report: dict = field(default_factory=dict)
+    norms: np.ndarray = None
 
     @property
     def n_identities(self):
@@ -602,6 +630,35 @@ class IdentityData:
         """
         order, starts, _ = group_by_identity(self.codes, self.n_identities)
         return order, starts
+
+    def normalized_rows(self, rows=None, dtype=None):
+        """Return rows of ``X`` as the estimator uses them, C-contiguous.
+
+        With deferred normalisation (``norms`` set) the rows are divided by
+        their norms here, exactly as ``normalize=True`` would have done it, so
+        an audit that needs a few identities out of many normalises only
+        those rows.
+
+        Parameters
+        ----------
+        rows : array-like of int or None, default=None
+            Row indices (None: every row, in order; no copy when ``X`` is
+            already normalised and of ``dtype``).
+        dtype : dtype or None, default=None
+            Output dtype; None keeps the dtype of ``X``. Rows are normalised in
+            the dtype of ``X`` before conversion.
+
+        Returns
+        -------
+        rows : ndarray of shape (n_rows, n_features)
+            The rows.
+        """
+        X = self.X if rows is None else self.X[rows]
+        if self.norms is not None:
+            norms = self.norms if rows is None else self.norms[rows]
+            # A gathered X is a fresh copy: normalise it in place.
+            X = _divide_rows(X, norms, out=None if rows is None else X)
+        return np.ascontiguousarray(X, dtype=dtype)
 
 
 def validate_identity_data(
@@ -639,8 +696,12 @@ def validate_identity_data(
         Identities with fewer usable rows are excluded (warned and reported).
     min_identities : int, default=2
         Raise when fewer identities remain.
-    normalize : bool, default=True
-        Whether to L2-normalise retained rows.
+    normalize : bool or "defer", default=True
+        Whether to L2-normalise retained rows. ``"defer"`` keeps the rows as
+        given and returns their norms in ``data.norms`` (no normalised copy
+        of ``X``): for estimators that normalise only the rows they use
+        (:meth:`IdentityData.normalized_rows`) or fold the norms into a
+        weighted reduction.
     min_norm : float, default=1e-6
         Norm threshold below which rows are dropped.
     dtype : dtype, default=np.float64
@@ -685,7 +746,15 @@ def validate_identity_data(
         ensure_all_finite=False,
         y_numeric=False,
     )
-    Z, kept, drop_counts = check_embeddings(X, min_norm=min_norm, normalize=normalize)
+    if isinstance(normalize, str) and normalize == "defer":
+        Z, kept, drop_counts, norms = _clean_rows(
+            X, min_norm=min_norm, warn=True, allow_all_dropped=False, stacklevel=3
+        )
+    else:
+        Z, kept, drop_counts = check_embeddings(
+            X, min_norm=min_norm, normalize=normalize
+        )
+        norms = None
     y_kept = np.asarray(y)[kept]
     identities, codes = encode_identities(y_kept)
     counts = np.bincount(codes, minlength=len(identities))
@@ -707,6 +776,8 @@ def validate_identity_data(
         kept = np.zeros_like(kept)
         kept[kept_idx[row_ok]] = True
         Z, y_kept = Z[row_ok], y_kept[row_ok]
+        if norms is not None:
+            norms = norms[row_ok]
         identities, codes = encode_identities(y_kept)
         counts = np.bincount(codes, minlength=len(identities))
     if len(identities) < min_identities:
@@ -731,4 +802,5 @@ def validate_identity_data(
         counts=counts,
         kept=kept,
         drop_report=drop_report,
+        norms=norms,
     )
