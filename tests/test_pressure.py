@@ -697,6 +697,14 @@ def test_reproducible_parallel_and_ladder_shares_splits():
     with parallel_config(backend="threading"):
         b = RenyiPressure(PrototypeAttacker(), n_jobs=2, **kw).fit(X, ids)
     pd.testing.assert_frame_equal(a.results_, b.results_)
+    # An artifact release travels to worker processes too (loky).
+    kw["releases"] = {
+        "a": RELEASES[0],
+        "g": ArtifactRelease(RELEASES[1], GraphAttacker(3)),
+    }
+    a = RenyiPressure(PrototypeAttacker(), **kw).fit(X, ids)
+    b = RenyiPressure(PrototypeAttacker(), n_jobs=2, **kw).fit(X, ids)
+    pd.testing.assert_frame_equal(a.results_, b.results_)
     table, fitted = pressure_ladder(
         X,
         ids,
