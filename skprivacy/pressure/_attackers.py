@@ -119,6 +119,23 @@ def _fit_data(estimator, X, y):
     return data
 
 
+def _calibration_split(estimator, data, fallback):
+    """Split the gallery into fit rows and (capped) calibration rows.
+
+    Returns ``(fit_rows, calibration_rows)`` — a boolean mask and row indices —
+    or None, after warning that ``fallback`` is used, when no identity has two
+    rows to spare.
+    """
+    rng = check_random_state(estimator.random_state)
+    mask = calibration_mask(data.codes, estimator.calibration_size, rng)
+    if not mask.any():
+        warnings.warn(
+            f"No identity has two rows, so {fallback}.", UserWarning, stacklevel=3
+        )
+        return None
+    return ~mask, _cap_calibration(mask, data.codes, rng)
+
+
 def _cap_calibration(mask, codes, rng):
     """Keep at most MAX_CALIBRATION_ROWS calibration rows (random subset)."""
     rows = np.flatnonzero(mask)
@@ -442,20 +459,21 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         n_id = data.n_identities
         self.calibration_nll_ = None
         if self.temperature == "auto":
-            rng = check_random_state(self.random_state)
-            mask = calibration_mask(data.codes, self.calibration_size, rng)
-            if not mask.any():
-                warnings.warn(
-                    "No identity has two rows, so the temperature cannot be "
-                    "calibrated; using temperature 1.0.",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            split = _calibration_split(
+                self,
+                data,
+                "the temperature cannot be calibrated; using temperature 1.0",
+            )
+            if split is None:
                 self.temperature_ = 1.0
             else:
-                cal = _cap_calibration(mask, data.codes, rng)
+                fit_rows, cal = split
                 self.temperature_, self.calibration_nll_ = self._calibrate(
-                    data.X[~mask], data.codes[~mask], data.X[cal], data.codes[cal], n_id
+                    data.X[fit_rows],
+                    data.codes[fit_rows],
+                    data.X[cal],
+                    data.codes[cal],
+                    n_id,
                 )
         else:
             self.temperature_ = float(self.temperature)
@@ -691,20 +709,17 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         weight = 0.0 if not use_graph else (None if fit_w else float(self.graph_weight))
         self.calibration_nll_ = None
         if fit_t or fit_w:
-            rng = check_random_state(self.random_state)
-            mask = calibration_mask(data.codes, self.calibration_size, rng)
-            if not mask.any():
-                warnings.warn(
-                    "No identity has two rows, so the attacker cannot be "
-                    "calibrated; using temperature 1.0 and graph weight 1.0.",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            split = _calibration_split(
+                self,
+                data,
+                "the attacker cannot be calibrated; using temperature 1.0 and "
+                "graph weight 1.0",
+            )
+            if split is None:
                 kappa = 1.0 if kappa is None else kappa
                 weight = 1.0 if weight is None else weight
             else:
-                cal = _cap_calibration(mask, data.codes, rng)
-                fit_rows = ~mask
+                fit_rows, cal = split
                 protos = _prototypes(data.X[fit_rows], data.codes[fit_rows], n_id)
                 A, B = self._features(
                     data.X[cal], protos, data.X[fit_rows], data.codes[fit_rows], n_id
@@ -894,19 +909,15 @@ class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         n_id = data.n_identities
         self.calibration_nll_ = None
         if self.temperature == "auto":
-            rng = check_random_state(self.random_state)
-            mask = calibration_mask(data.codes, self.calibration_size, rng)
-            if not mask.any():
-                warnings.warn(
-                    "No identity has two rows, so the temperature cannot be "
-                    "calibrated; using temperature 1.0.",
-                    UserWarning,
-                    stacklevel=2,
-                )
+            split = _calibration_split(
+                self,
+                data,
+                "the temperature cannot be calibrated; using temperature 1.0",
+            )
+            if split is None:
                 self.temperature_ = 1.0
             else:
-                cal = _cap_calibration(mask, data.codes, rng)
-                fit_rows = ~mask
+                fit_rows, cal = split
                 V = self._votes(
                     data.X[cal], data.X[fit_rows], data.codes[fit_rows], n_id
                 )
