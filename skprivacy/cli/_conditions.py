@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from skprivacy.cli._errors import UserError, user_errors
+from skprivacy.cli._errors import UserError, audit_data_errors, user_errors
 
 __all__ = ["is_multi_condition", "run_conditions"]
 
@@ -62,12 +62,9 @@ def run_conditions(args, argv, read, metadata=None):
     column selection, warnings and errors), called once per file; ``metadata``
     (``--meta``) is recorded in every condition's provenance.
     """
+    from skprivacy.cli._main import audit_options
     from skprivacy.cli._progress import Progress
-    from skprivacy.report import (
-        ConditionsReport,
-        NoAuditablePairsError,
-        audit_conditions,
-    )
+    from skprivacy.report import ConditionsReport, audit_conditions
 
     if not args.file:
         raise UserError("--names needs the input files it names (FILE ...)")
@@ -86,26 +83,15 @@ def run_conditions(args, argv, read, metadata=None):
             data[name] = (X, ids.to_numpy())
             infos[name] = info
         with Progress(None, quiet=args.quiet) as progress:
-            try:
+            with audit_data_errors(progress):
                 report = audit_conditions(
                     data,
                     table_pairs=args.table_pairs,
-                    protocol=args.protocol,
-                    methods=args.methods,
-                    confidence=args.confidence,
-                    test_size=args.test_size,
-                    random_state=args.seed,
-                    n_jobs=args.n_jobs,
+                    **audit_options(args),
                     progress=progress,
                     input_info=infos,
                     metadata=metadata,
                 )
-            except NoAuditablePairsError as exc:
-                raise UserError(" ".join(str(exc).split())) from exc
-            except ValueError as exc:
-                if progress.stage:  # a method failed: a bug, not the user's input
-                    raise
-                raise UserError(f"unusable data: {' '.join(str(exc).split())}") from exc
             progress.start("writing report", 1.0)
             command = shlex.join(["skprivacy", *argv])
             report.provenance["command_line"] = command

@@ -43,6 +43,32 @@ _USER_EXCEPTIONS = (
 
 
 @contextlib.contextmanager
+def audit_data_errors(progress):
+    """One-line errors for data an audit cannot use; a failing method is a bug.
+
+    ``NoAuditablePairsError`` and a ``ValueError`` raised before any method
+    started (``progress.stage`` still empty: the audit's own validation of
+    the data) become a :class:`UserError`; a ``ValueError`` from inside a
+    method keeps its traceback.
+
+    Parameters
+    ----------
+    progress : Progress
+        The audit's progress reporter.
+    """
+    from skprivacy.report import NoAuditablePairsError
+
+    try:
+        yield
+    except NoAuditablePairsError as exc:
+        raise UserError(" ".join(str(exc).split())) from exc
+    except ValueError as exc:
+        if progress.stage:
+            raise
+        raise UserError(f"unusable data: {' '.join(str(exc).split())}") from exc
+
+
+@contextlib.contextmanager
 def user_errors(stage):
     """Turn the exceptions of one user-facing stage into a one-line :class:`UserError`.
 

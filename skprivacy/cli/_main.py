@@ -11,7 +11,13 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command, user_errors
+from skprivacy.cli._errors import (
+    EXIT_USAGE,
+    UserError,
+    audit_data_errors,
+    run_command,
+    user_errors,
+)
 
 _BUNDLED = ("cropped-yale-b", "dlib_resnet128.csv.gz")
 
@@ -244,10 +250,22 @@ def _read(args):
     return X, ids, info
 
 
+def audit_options(args):
+    """Return the audit options every input of one ``skprivacy audit`` run shares."""
+    return {
+        "protocol": args.protocol,
+        "methods": args.methods,
+        "confidence": args.confidence,
+        "test_size": args.test_size,
+        "random_state": args.seed,
+        "n_jobs": args.n_jobs,
+    }
+
+
 def _audit(args, argv):
     from skprivacy.cli._conditions import is_multi_condition, run_conditions
     from skprivacy.cli._progress import Progress
-    from skprivacy.report import AuditReport, NoAuditablePairsError, audit
+    from skprivacy.report import AuditReport, audit
 
     if is_multi_condition(args):
         return run_conditions(args, argv, _read, _metadata(args.meta))
@@ -261,26 +279,15 @@ def _audit(args, argv):
     with staged:
         X, ids, info = _read(args)
         with Progress(None, quiet=args.quiet) as progress:
-            try:
+            with audit_data_errors(progress):
                 report = audit(
                     X,
                     ids.to_numpy(),
-                    protocol=args.protocol,
-                    methods=args.methods,
-                    confidence=args.confidence,
-                    test_size=args.test_size,
-                    random_state=args.seed,
-                    n_jobs=args.n_jobs,
+                    **audit_options(args),
                     progress=progress,
                     input_info=info,
                     metadata=metadata,
                 )
-            except NoAuditablePairsError as exc:
-                raise UserError(" ".join(str(exc).split())) from exc
-            except ValueError as exc:
-                if progress.stage:  # a method failed: a bug, not the user's input
-                    raise
-                raise UserError(f"unusable data: {' '.join(str(exc).split())}") from exc
             progress.start("writing report", 1.0)
             report.provenance["command_line"] = shlex.join(["skprivacy", *argv])
             with user_errors("writing output"):
