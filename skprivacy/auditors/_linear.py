@@ -17,12 +17,11 @@ from numbers import Real
 
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
-from scipy.sparse import csr_matrix
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from skprivacy.utils import check_identity_labels
+from skprivacy.utils import check_identity_labels, identity_sums
 from skprivacy.utils._sklearn import (
     Interval,
     _fit_context,
@@ -67,13 +66,7 @@ def pooled_within_covariance(X, codes, n_classes):
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.intp)
     counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    # Class sums as one sparse product (np.add.at is slow on large inputs).
-    onehot = csr_matrix(
-        (np.ones(codes.size), (codes, np.arange(codes.size))),
-        shape=(n_classes, codes.size),
-    )
-    sums = np.asarray(onehot @ X)
-    means = sums / np.maximum(counts, 1.0)[:, None]
+    means = identity_sums(X, codes, n_classes) / np.maximum(counts, 1.0)[:, None]
     centred = X - means[codes]
     return centred.T @ centred / max(X.shape[0] - n_classes, 1)
 
@@ -195,7 +188,8 @@ class CentroidClassifier(ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _class_means(X, codes, n_classes):
-        return np.stack([X[codes == c].mean(axis=0) for c in range(n_classes)])
+        counts = np.bincount(codes, minlength=n_classes)
+        return identity_sums(X, codes, n_classes) / counts[:, None]
 
     def _transform(self, X):
         return X
