@@ -902,27 +902,35 @@ pair_details_, n_features_in_, feature_names_in_ :
             self.summary_ = float(results["epsilon"].max())
             self.ceiling_ = float(results["ceiling"].max())
         else:
-            nan = np.full(len(pairs), np.nan)
-            results = pd.DataFrame(
-                {
-                    "id_a": data.identities[pairs[:, 0]],
-                    "id_b": data.identities[pairs[:, 1]],
-                    "epsilon": nan,
-                    "ceiling": nan,
-                    "threshold": self.thresholds_[:, 0],
-                    "direction": self.directions_,
-                    "train_auc": self.train_auc_,
-                    "n_train_a": self.train_counts_[:, 0],
-                    "n_train_b": self.train_counts_[:, 1],
-                }
-            )
-            self.n_certified_ = 0
-            self.n_comparisons_ = self._family_size(len(pairs))
-            self.alpha_per_bound_ = float("nan")
-            self.summary_ = float("nan")
-            self.ceiling_ = float("nan")
+            results = self._untested_results(pairs)
         self.results_ = results
         return self
+
+    def _untested_results(self, pairs):
+        """Per-pair table of the fitted tests when no rows were reserved to certify.
+
+        Both fit paths (generic and shared-product) end here without a test
+        split: the tests are fitted, nothing is certified yet.
+        """
+        nan = np.full(len(pairs), np.nan)
+        self.n_certified_ = 0
+        self.n_comparisons_ = self._family_size(len(pairs))
+        self.alpha_per_bound_ = float("nan")
+        self.summary_ = float("nan")
+        self.ceiling_ = float("nan")
+        return pd.DataFrame(
+            {
+                "id_a": self.identities_[pairs[:, 0]],
+                "id_b": self.identities_[pairs[:, 1]],
+                "epsilon": nan,
+                "ceiling": nan,
+                "threshold": self.thresholds_[:, 0],
+                "direction": self.directions_,
+                "train_auc": self.train_auc_,
+                "n_train_a": self.train_counts_[:, 0],
+                "n_train_b": self.train_counts_[:, 1],
+            }
+        )
 
     def _drop_seen_rows(self, X, y, allow_seen_rows):
         """Return the held-out data without the rows seen in fit, and their count."""
@@ -1022,24 +1030,7 @@ pair_details_, n_features_in_, feature_names_in_ :
             self.summary_ = float(results["epsilon"].max())
             self.ceiling_ = float(results["ceiling"].max())
         else:
-            nan = np.full(len(pairs), np.nan)
-            results = pd.DataFrame(
-                {
-                    **head,
-                    "epsilon": nan,
-                    "ceiling": nan,
-                    "threshold": self.thresholds_[:, 0],
-                    "direction": self.directions_,
-                    "train_auc": self.train_auc_,
-                    "n_train_a": self.train_counts_[:, 0],
-                    "n_train_b": self.train_counts_[:, 1],
-                }
-            )
-            self.n_certified_ = 0
-            self.n_comparisons_ = self._family_size(len(pairs))
-            self.alpha_per_bound_ = float("nan")
-            self.summary_ = float("nan")
-            self.ceiling_ = float("nan")
+            results = self._untested_results(pairs)
         self.results_ = results
         return self
 
