@@ -226,16 +226,25 @@ def test_certificate_lower_than_point_estimate():
     assert_allclose(res["mmd2_margin"], t)
 
 
-@pytest.mark.parametrize("gamma", [0.01, 0.3, 2.0, 5.9, 6.1, 50.0])
-def test_within_moment_series_equals_direct_sum(gamma):
-    from skprivacy.auditors._mmd import _within_kernel_sum, _within_moments
+def test_within_moment_series_equals_direct_sum():
+    from skprivacy.auditors._mmd import _within_kernel_sums, _within_moments
 
     rng = np.random.default_rng(0)
     w = np.sort(rng.uniform(0.2, 1.2, 300))  # half range 0.5: x = gamma / 2
     tri = np.array([0, 300])
     centre, half, moments = _within_moments(w, tri)
-    got = _within_kernel_sum(w, centre[0], half[0], moments[0].tolist(), gamma)
-    assert got == pytest.approx(np.exp(-gamma * w).sum(), rel=1e-12)
+    state = {
+        "within": w,
+        "tri": tri,
+        "centre": centre,
+        "half_range": half,
+        "moments": moments,
+    }
+    # Series (x <= 3) and direct sums (x > 3) in one call.
+    gamma = np.array([0.01, 0.3, 2.0, 5.9, 6.1, 50.0])
+    got = _within_kernel_sums(state, np.zeros(len(gamma), dtype=np.intp), gamma)
+    want = [sum(np.exp(-g * v) for v in w) for g in gamma]
+    assert_allclose(got, want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("separation", [None, 3.0])
@@ -336,3 +345,45 @@ def test_delta_zero_leaves_results_unchanged(data=None):
     c = MMDTVAuditor(n_pairs=None, confidence=0.9, delta=0.01).fit(X, ids).results_
     assert (c["epsilon"] <= a["epsilon"]).all()
     assert (c["epsilon"] < a["epsilon"])[a["mmd"] > 0.05].all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batched_medians_equal_numpy_median_of_pooled_distances(dtype):
+    # Pairs of a dense group with unequal identity sizes (cross rows padded
+    # with +inf), including ties and tiny identities: the batched exact
+    # median equals np.median of each pair's pooled distances.
+    from skprivacy.auditors._mmd import _dense_medians
+
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(2, 40, size=9)
+    sizes[0] = 2
+    within_parts = [
+        np.sort(rng.random(n * (n - 1) // 2).astype(dtype)).astype(np.float64)
+        for n in sizes
+    ]
+    within_parts[1][:] = within_parts[1][0]  # all ties
+    within = np.concatenate(within_parts)
+    tri = np.concatenate([[0], np.cumsum([w.size for w in within_parts])])
+    a = np.array([0, 0, 1, 2, 3, 4, 5, 6, 7])
+    b = np.array([1, 8, 8, 3, 8, 5, 6, 7, 8])
+    width = int((sizes[a] * sizes[b]).max())
+    cross = np.full((len(a), width), np.inf, dtype=dtype)
+    for t in range(len(a)):
+        n_cross = sizes[a[t]] * sizes[b[t]]
+        cross[t, :n_cross] = rng.random(n_cross) * 1.5
+    cross[3, :5] = within_parts[2][0]  # ties across parts
+    # A subsample that misleads the bracket (every 8th value large, the rest
+    # tiny): the exact counts reject it and the full selection is used.
+    n4 = sizes[a[4]] * sizes[b[4]]
+    cross[4, :n4] = 1e-3
+    cross[4, :n4:8] = 1.4
+    got = _dense_medians(cross, sizes[a] * sizes[b], within, tri, a, b)
+    for t in range(len(a)):
+        pooled = np.concatenate(
+            (
+                within_parts[a[t]],
+                within_parts[b[t]],
+                cross[t][: sizes[a[t]] * sizes[b[t]]].astype(np.float64),
+            )
+        )
+        assert got[t] == pytest.approx(np.median(np.sqrt(pooled)), rel=1e-15)

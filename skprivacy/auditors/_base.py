@@ -71,7 +71,13 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
 
-from skprivacy.utils import IdentityData, identity_pairs, validate_identity_data
+from skprivacy.utils import (
+    IdentityData,
+    identity_pairs,
+    limit_blas_threads,
+    map_blas_threads,
+    validate_identity_data,
+)
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
@@ -404,6 +410,10 @@ class BasePairAuditor(BaseEstimator):
     # then skips the normalised copy of X and only the rows an audit uses are
     # normalised (or the norms are folded into a reduction).
     _defer_normalization = False
+    # Subclasses whose _audit_pairs is safe to run on concurrent threads (no
+    # shared mutable state, BLAS limits not changed inside) set this: audits
+    # run in the calling process then spread their chunks over the BLAS threads.
+    _threaded_chunks = False
 
     _parameter_constraints: dict = {
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
@@ -477,8 +487,9 @@ class BasePairAuditor(BaseEstimator):
         layout, state_values = _flatten(context.state)
         arrays = [getattr(data, f) for f in _DATA_FIELDS] + state_values
         if self._in_process(data, pairs):
-            outs = [
-                _run_chunk(
+
+            def run(idx):
+                return _run_chunk(
                     self,
                     pairs[idx],
                     context.n_pairs_total,
@@ -487,10 +498,15 @@ class BasePairAuditor(BaseEstimator):
                     layout,
                     *arrays,
                 )
-                for idx in chunks
-            ]
+
+            # Work too small for worker processes still uses the cores the
+            # BLAS would: chunks on threads, each product single-threaded.
+            if self._threaded_chunks:
+                outs = map_blas_threads(run, chunks)
+            else:
+                outs = [run(idx) for idx in chunks]
         else:
-            outs = Parallel(n_jobs=self.n_jobs)(
+            tasks = (
                 delayed(_run_chunk)(
                     self,
                     pairs[idx],
@@ -502,6 +518,14 @@ class BasePairAuditor(BaseEstimator):
                 )
                 for idx in chunks
             )
+            if self._threaded_chunks:
+                # Threads share the arrays instead of memory-mapping them into
+                # worker processes (measured 1.5x faster for exhaustive
+                # MMD-TV); a configured backend such as dask still applies.
+                with limit_blas_threads(1):
+                    outs = Parallel(n_jobs=self.n_jobs, prefer="threads")(tasks)
+            else:
+                outs = Parallel(n_jobs=self.n_jobs)(tasks)
         order = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.intp)
         if len(order) != len(pairs) or (
             len(order) and not np.array_equal(np.sort(order), np.arange(len(pairs)))

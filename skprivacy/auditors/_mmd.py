@@ -20,7 +20,7 @@ from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported
 from skprivacy.utils._progress import Progress
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
-from skprivacy.utils._threads import limit_blas_threads
+from skprivacy.utils._threads import limit_blas_threads, map_blas_threads
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 
@@ -134,25 +134,182 @@ def _median_distance(wa, wb, cross, stride=8):
     return _median_sq_full(np.concatenate((wa, wb, cross)))
 
 
-def _mmd2_unbiased(wa, wb, cross, na, nb, sigma):
-    """Unbiased MMD^2 from upper-triangle within and full cross squared distances."""
-    g = -0.5 / (sigma * sigma)
-    # Each within-identity distance is stored once; the off-diagonal sum counts
-    # it twice.
-    kaa = 2.0 * np.exp(g * wa).sum()
-    kbb = 2.0 * np.exp(g * wb).sum()
-    kab = np.exp(g * cross).sum()
-    return float(kaa / (na * (na - 1)) + kbb / (nb * (nb - 1)) - 2.0 * kab / (na * nb))
+def _mmd2_from_sums(state, a, b, kab, sigma):
+    """Unbiased MMD^2 of pairs ``(a[t], b[t])`` from their cross kernel sums.
 
-
-def _pair_mmd2(state, a, b, wa, wb, cross, na, nb, sigma):
-    """Unbiased MMD^2 of pair (a, b); within sums from the identities' moments."""
+    Each within-identity distance is stored once; the off-diagonal sums
+    count it twice.
+    """
+    starts = state["starts"]
+    na, nb = starts[a + 1] - starts[a], starts[b + 1] - starts[b]
     gamma = 0.5 / (sigma * sigma)
-    c, r, m = state["centre"], state["half_range"], state["moments_list"]
-    kaa = 2.0 * _within_kernel_sum(wa, c[a], r[a], m[a], gamma)
-    kbb = 2.0 * _within_kernel_sum(wb, c[b], r[b], m[b], gamma)
-    kab = float(np.exp(-gamma * cross).sum(dtype=np.float64))
+    kaa = 2.0 * _within_kernel_sums(state, a, gamma)
+    kbb = 2.0 * _within_kernel_sums(state, b, gamma)
     return kaa / (na * (na - 1)) + kbb / (nb * (nb - 1)) - 2.0 * kab / (na * nb)
+
+
+def _cross_kernel_sums(cross, sigma):
+    """``sum(exp(-d^2 / (2 sigma_t^2)))`` over each row ``t`` of ``cross``.
+
+    ``cross`` holds squared distances (``+inf`` padding contributes 0); the
+    exponentials are taken in its dtype and summed in float64.
+    """
+    gamma = (-0.5 / (sigma * sigma)).astype(cross.dtype)
+    terms = np.multiply(cross, gamma[:, None])
+    return np.exp(terms, out=terms).sum(axis=1, dtype=np.float64)
+
+
+def _aligned_rows(lo, width, dtype, fill=True):
+    """Return an array whose rows take ranks ``lo[t]`` to one common column.
+
+    Returns ``(M, top, offset)``: ``M`` has shape ``(len(lo), offset +
+    width)``, its first ``offset`` columns hold ``top - lo[t]`` copies of
+    ``-inf`` and ``+inf`` after them, so once the caller writes row ``t``'s
+    values (``+inf`` padded) into ``M[t, offset:]``, their ``lo[t]``-th
+    smallest is ``M[t]``'s ``top``-th smallest. One batched partition then
+    serves rows with different ranks. ``fill=False`` leaves ``M[:, offset:]``
+    uninitialised (for callers that write all of it).
+    """
+    top = int(lo.max())
+    shift = top - lo
+    offset = int(shift.max())
+    M = np.empty((len(lo), offset + width), dtype=dtype)
+    M[:, :offset] = np.where(np.arange(offset) < shift[:, None], -np.inf, np.inf)
+    if fill:
+        M[:, offset:] = np.inf
+    return M, top, offset
+
+
+def _partition_at(M, top, gap):
+    """``M[t]``'s ``top``-th and ``(top + gap[t])``-th smallest, per row.
+
+    Partitions ``M`` in place: once at ``top`` over all rows, then the part
+    above it at the few distinct ``gap - 1`` (a single-rank partition costs
+    much less than numpy's multi-rank one; ``gap == 1`` is just a minimum).
+    """
+    gap = np.asarray(gap, dtype=np.intp)
+    M.partition(top, axis=1)
+    low = M[:, top].copy()
+    high = low.copy()
+    above = M[:, top + 1 :]
+    for g in np.unique(gap[gap > 0]):
+        rows = np.flatnonzero(gap == g)
+        if g == 1:
+            high[rows] = above[rows].min(axis=1)
+        else:
+            part = above[rows]
+            part.partition(g - 1, axis=1)
+            high[rows] = part[:, g - 1]
+    return low, high
+
+
+def _count_per_row(mask):
+    # count_nonzero with an axis falls back to a slow sum; per contiguous row
+    # it is a fast popcount.
+    return np.fromiter((np.count_nonzero(r) for r in mask), np.intp, len(mask))
+
+
+def _dense_medians(cross, n_cross, within, tri, a, b, stride=16):
+    """Exact median of each pair's pooled distances, for many pairs at once.
+
+    The batched form of :func:`_median_distance`. Row ``t`` of ``cross``
+    holds pair ``t``'s ``n_cross[t]`` cross squared distances (``+inf``
+    padding for unequal identity sizes); its within squared distances are
+    the sorted ``within[tri[a[t]]:tri[a[t] + 1]]`` and likewise for ``b[t]``.
+    A strided subsample of the pooled values brackets the median rank (one
+    batched selection); exact counts (one compare pass over ``cross``,
+    ``searchsorted`` on the sorted within arrays) verify the bracket, and the
+    values inside it are selected exactly (a second batched selection).
+    Pairs whose bracket misses fall back to a full selection, so every
+    result equals :func:`_median_sq_full` of the pooled values. Selections
+    run in the dtype of ``cross``: every pooled value is exact in it.
+    """
+    P, dtype = len(cross), cross.dtype
+    la, lb = tri[a + 1] - tri[a], tri[b + 1] - tri[b]
+    m = la + lb + n_cross
+    k_hi = m // 2
+    k_lo = np.where(m % 2 == 0, k_hi - 1, k_hi)
+    # Subsample: every stride-th within value (sorted, hence stratified: rank
+    # error below one subsample step) and every stride-th cross value (a
+    # systematic sample: its count below any value has standard deviation at
+    # most sqrt(n / 4)); the bracket is 4 of those wide, plus the within
+    # steps, and exact counts check it below.
+    cross_sub = cross[:, ::stride]
+    n_sub = np.full(P, cross_sub.shape[1])
+    if (n_cross < cross.shape[1]).any():
+        n_sub -= _count_per_row(cross_sub == np.inf)
+    ns = -(-la // stride) + -(-lb // stride) + n_sub
+    centre = ns * k_lo // np.maximum(m, 1)
+    margin = int(4 * np.sqrt(n_sub.max() / 4)) + 4
+    lo_r = np.clip(centre - margin, 0, ns - 1)
+    hi_r = np.clip(centre + margin, 0, ns - 1)
+    width = -(-int(max(la.max(), lb.max())) // stride)
+    sub, top, off = _aligned_rows(
+        lo_r, 2 * width + cross_sub.shape[1], dtype, fill=False
+    )
+    step = stride * np.arange(width)
+    for ids in (a, b):
+        # Each identity's subsample once, then one row gather per pair.
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        length = (tri[uniq + 1] - tri[uniq])[:, None]
+        part = within[np.minimum(tri[uniq][:, None] + step, len(within) - 1)]
+        part[step >= length] = np.inf
+        sub[:, off : off + width] = part[inverse]
+        off += width
+    sub[:, off:] = cross_sub
+    lo, hi = _partition_at(sub, top, hi_r - lo_r)
+    keep = cross >= lo[:, None]
+    # Padding (+inf) is never below lo.
+    n_below = cross.shape[1] - _count_per_row(keep)
+    keep &= cross <= hi[:, None]
+    n_in_cross = _count_per_row(keep)
+    bounds = np.empty((4, P), dtype=np.intp)
+    for side, ids in enumerate((a, b)):
+        for u in np.unique(ids):
+            rows = np.flatnonzero(ids == u)
+            w = within[tri[u] : tri[u + 1]]
+            bounds[2 * side, rows] = np.searchsorted(w, lo[rows], "left")
+            bounds[2 * side + 1, rows] = np.searchsorted(w, hi[rows], "right")
+    ia0, ia1, ib0, ib1 = bounds
+    n_below += ia0 + ib0
+    n_in = n_in_cross + (ia1 - ia0) + (ib1 - ib0)
+    ok = (n_below <= k_lo) & (n_below + n_in > k_hi)
+    median = np.empty(P)
+    rows = np.flatnonzero(ok)
+    if rows.size:
+        r_lo = (k_lo - n_below)[rows]
+        lengths = np.stack(
+            (n_in_cross[rows], (ia1 - ia0)[rows], (ib1 - ib0)[rows]), axis=1
+        )
+        sel, top, off = _aligned_rows(r_lo, int(lengths.sum(axis=1).max()), dtype)
+        # np.compress on flat views is several times faster than 2-D boolean
+        # indexing; rows are then filled by slices (cheaper than a scatter).
+        if ok.all():
+            inside = np.compress(keep.ravel(), cross.ravel())
+        else:
+            inside = np.compress(keep[rows].ravel(), cross[rows].ravel())
+        ends = np.cumsum(lengths, axis=1) + off
+        first_inside = np.cumsum(lengths[:, 0]) - lengths[:, 0]
+        for i, t in enumerate(rows):
+            e0, e1, e2 = ends[i]
+            sel[i, off:e0] = inside[first_inside[i] : first_inside[i] + lengths[i, 0]]
+            sel[i, e0:e1] = within[tri[a[t]] + ia0[t] : tri[a[t]] + ia1[t]]
+            sel[i, e1:e2] = within[tri[b[t]] + ib0[t] : tri[b[t]] + ib1[t]]
+        v_lo, v_hi = _partition_at(sel, top, (k_hi - k_lo)[rows])
+        # As _median_sq_full: square roots in float64.
+        median[rows] = 0.5 * (
+            np.sqrt(v_lo.astype(np.float64)) + np.sqrt(v_hi.astype(np.float64))
+        )
+    for t in np.flatnonzero(~ok):
+        pooled = np.concatenate(
+            (
+                within[tri[a[t]] : tri[a[t] + 1]],
+                within[tri[b[t]] : tri[b[t] + 1]],
+                cross[t][cross[t] < np.inf],
+            )
+        )
+        median[t] = _median_sq_full(pooled)
+    return median
 
 
 def _fallback_sigma(wa, wb, cross):
@@ -277,13 +434,18 @@ def _identity_state(data, pairs):
     tri_sizes = counts * (counts - 1) // 2
     tri_starts = np.concatenate([[0], np.cumsum(tri_sizes)])
     within = np.empty(int(tri_starts[-1]))
-    for i in range(len(counts)):
-        s, e = starts[i], starts[i + 1]
-        R = Xs[s:e]
-        D2 = sq[s:e, None] + sq[None, s:e] - 2.0 * (R @ R.T)
-        iu = _triu(e - s)
-        # Sorted: the median selection brackets ranks with searchsorted.
-        within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
+
+    def fill(identities):
+        for i in identities:
+            s, e = starts[i], starts[i + 1]
+            R = Xs[s:e]
+            D2 = sq[s:e, None] + sq[None, s:e] - 2.0 * (R @ R.T)
+            iu = _triu(e - s)
+            # Sorted: the median selection brackets ranks with searchsorted.
+            within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
+
+    # Disjoint slices of `within` per group of identities: safe on threads.
+    map_blas_threads(fill, np.array_split(np.arange(len(counts)), 16))
     # The moment series pays off for identities in many pairs (one pass per
     # moment, once, against one exponential pass per pair for direct sums).
     uses = np.bincount(
@@ -343,37 +505,39 @@ def _within_moments(within, tri, series=None):
     return centre, half_range, moments
 
 
-def _within_kernel_sum(w, centre, half_range, moments, gamma):
-    """``sum(exp(-gamma * w))`` over one identity's within squared distances.
+def _within_kernel_sums(state, ids, gamma):
+    """``sum(exp(-gamma[t] * w))`` over identity ``ids[t]``'s within distances.
 
     The sum is a function of ``gamma`` only through the identity's distances,
     which every pair involving the identity shares, so it is expanded around
     the centre of their range: ``exp(-gamma c) sum_k (-gamma)^k M_k / k!`` with
-    the centred moments ``M_k``. With ``x = gamma * half_range <= 3`` the
-    truncation error after term ``k`` is below ``N e^x x^(k+1) / (k+1)!`` and
-    the terms are stopped once that is under ``1e-17`` of the smallest
-    possible sum ``N e^-x``; rounding is at most ``e^(2x)`` times the machine
-    precision per term. Larger ``x`` (narrow kernels) use the direct sum.
+    the centred moments ``M_k`` (``state["moments"]``). With
+    ``x = gamma * half_range <= 3`` the terms after ``k`` are below
+    ``N e^x x^(k+1) / (k+1)!``, under ``1e-17`` of the smallest possible sum
+    ``N e^-x`` well before ``k = 48``; rounding is at most ``e^(2x)`` times the
+    machine precision per term. All terms are evaluated, for every ``t`` at
+    once. Larger ``x`` (narrow kernels) and identities without moments use
+    the direct sum.
     """
-    n = moments[0]
-    x = gamma * half_range
-    if n == 0:
-        return 0.0
-    if x > _SERIES_MAX_X:
-        return float(np.exp(-gamma * w).sum())
-    tol = 1e-17 * np.exp(-2.0 * x)
-    total = 0.0
-    coef = 1.0  # (-gamma)^k / k!
-    bound = 1.0  # x^k / k!
-    for k in range(_N_MOMENTS + 1):
-        total += coef * moments[k]
-        coef *= -gamma / (k + 1)
-        bound *= x / (k + 1)
-        if bound <= tol:
-            break
-    else:  # pragma: no cover - unreachable for x <= 3 with 48 moments
-        return float(np.exp(-gamma * w).sum())
-    return float(np.exp(-gamma * centre) * total)
+    within, tri = state["within"], state["tri"]
+    x = gamma * state["half_range"][ids]
+    series = x <= _SERIES_MAX_X
+    total = np.empty(len(ids))
+    if series.any():
+        g = gamma[series]
+        # coef[:, k] = (-g)^k / k!
+        ratios = -g[:, None] / np.arange(1, _N_MOMENTS + 1)
+        coef = np.cumprod(
+            np.concatenate((np.ones((g.size, 1)), ratios), axis=1), axis=1
+        )
+        centre = state["centre"][ids[series]]
+        total[series] = np.exp(-g * centre) * np.einsum(
+            "ij,ij->i", coef, state["moments"][ids[series]]
+        )
+    for t in np.flatnonzero(~series):
+        w = within[tri[ids[t]] : tri[ids[t] + 1]]
+        total[t] = np.exp(-gamma[t] * w).sum()
+    return total
 
 
 def _blocks(counts):
@@ -535,6 +699,7 @@ class MMDTVAuditor(BasePairAuditor):
     _summary = "max"
     _guarantee = "point estimate"
     _defer_normalization = True
+    _threaded_chunks = True
 
     _parameter_constraints: dict = {
         **BasePairAuditor._parameter_constraints,
@@ -622,10 +787,9 @@ class MMDTVAuditor(BasePairAuditor):
 
     def _prepare_audit(self, data, pairs):
         self._check_fixed_bandwidth(data)
-        # Many small per-identity products: one BLAS thread is fastest (and
-        # deterministic, see _audit_pairs).
-        with _single_blas_thread():
-            return _identity_state(data, pairs)
+        # Many small per-identity products, spread over threads with one BLAS
+        # thread each: fastest, and deterministic (see _audit_pairs).
+        return _identity_state(data, pairs)
 
     def _estimate_seconds(self, data, pairs):
         # Per pair: the cross Gram block, then a few elementwise passes
@@ -644,7 +808,12 @@ class MMDTVAuditor(BasePairAuditor):
         key = ba * (int(blk.max()) + 1) + bb
         uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
         if len(pairs) < 64 or cnt.mean() < 8:
-            return super()._make_chunks(data, pairs)
+            chunks = super()._make_chunks(data, pairs)
+            # At least 8 chunks (a count fixed by the pairs alone, so results
+            # stay independent of n_jobs) for in-process threads to share.
+            if len(chunks) < 8 and len(pairs) >= 64:
+                chunks = np.array_split(np.arange(len(pairs)), 8)
+            return chunks
         # Exhaustive-style audits: one chunk per pair of identity blocks, so a
         # chunk needs one Gram product.
         order = np.argsort(inv, kind="stable")
@@ -656,38 +825,74 @@ class MMDTVAuditor(BasePairAuditor):
         ua, ub = np.unique(pairs[:, 0]), np.unique(pairs[:, 1])
         return len(pairs) > 1 and len(pairs) >= 0.25 * len(ua) * len(ub)
 
-    def _cross_blocks(self, state, pairs):
-        """Yield ``(t, cross_sq_dists)`` for each pair in ``pairs``."""
+    @staticmethod
+    def _dense_cross(state, pairs):
+        """Cross squared distances of every pair, one row per pair.
+
+        Returns ``(cross, order)``: row ``i`` of ``cross`` holds the squared
+        distances of pair ``pairs[order[i]]``. With equal identity sizes the
+        pairs are taken by first identity: one product ``B @ A.T`` of the
+        rows of all its partners ``B`` with its own rows ``A`` lands directly
+        in those pairs' rows (partners' blocks are consecutive), and the
+        distance terms are added while it is in cache. Otherwise one Gram
+        product covers the group and rows are padded with ``+inf``.
+        """
         Xs, sq, starts = state["X"], state["sq"], state["starts"]
-        ua, ub = np.unique(pairs[:, 0]), np.unique(pairs[:, 1])
-        if self._is_dense(pairs):
-            # Dense group: one Gram product for all pairs of the block pair.
-            ra = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ua])
-            rb = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in ub])
-            G = Xs[ra] @ Xs[rb].T
-            G *= -2.0
-            G += sq[ra][:, None]
-            G += sq[rb][None, :]
-            np.maximum(G, 0.0, out=G)
-            off_a = np.concatenate([[0], np.cumsum(starts[ua + 1] - starts[ua])])
-            off_b = np.concatenate([[0], np.cumsum(starts[ub + 1] - starts[ub])])
-            pa = np.searchsorted(ua, pairs[:, 0])
-            pb = np.searchsorted(ub, pairs[:, 1])
-            for t in range(len(pairs)):
-                block = G[
-                    off_a[pa[t]] : off_a[pa[t] + 1], off_b[pb[t]] : off_b[pb[t] + 1]
-                ]
-                yield t, block.ravel()
-        else:
-            for t, (a, b) in enumerate(pairs):
-                A = Xs[starts[a] : starts[a + 1]]
-                B = Xs[starts[b] : starts[b + 1]]
-                D2 = A @ B.T
-                D2 *= -2.0
-                D2 += sq[starts[a] : starts[a + 1], None]
-                D2 += sq[None, starts[b] : starts[b + 1]]
-                np.maximum(D2, 0.0, out=D2)
-                yield t, D2.ravel()
+        a, b = pairs[:, 0], pairs[:, 1]
+        ua, ub = np.unique(a), np.unique(b)
+        ca, cb = starts[ua + 1] - starts[ua], starts[ub + 1] - starts[ub]
+        ma, mb = int(ca.max()), int(cb.max())
+        if (ca == ma).all() and (cb == mb).all():
+            order = np.lexsort((b, a))
+            a, b = a[order], b[order]
+            cross = np.empty((len(pairs), mb * ma), dtype=Xs.dtype)
+            first = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+            for s, e in zip(first, np.r_[first[1:], len(a)]):
+                rows_a = slice(starts[a[s]], starts[a[s] + 1])
+                partners = b[s:e]
+                if partners[-1] - partners[0] == e - s - 1:
+                    rows_b = slice(starts[partners[0]], starts[partners[-1] + 1])
+                else:
+                    rows_b = (starts[partners][:, None] + np.arange(mb)).ravel()
+                out = cross[s:e].reshape(-1, ma)
+                np.matmul(Xs[rows_b], Xs[rows_a].T, out=out)
+                # The same operations, in the same order, as the Gram path.
+                out *= -2.0
+                out += sq[rows_a][None, :]
+                out += sq[rows_b][:, None]
+                np.maximum(out, 0.0, out=out)
+            return cross, order
+        ra = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ua])
+        rb = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in ub])
+        G = Xs[ra] @ Xs[rb].T
+        G *= -2.0
+        G += sq[ra][:, None]
+        G += sq[rb][None, :]
+        np.maximum(G, 0.0, out=G)
+        pa, pb = np.searchsorted(ua, a), np.searchsorted(ub, b)
+        padded = np.full((len(ua) * ma, len(ub) * mb), np.inf, dtype=G.dtype)
+        dest_a = np.repeat(np.arange(len(ua)) * ma, ca) + (
+            np.arange(len(ra)) - np.repeat(np.cumsum(ca) - ca, ca)
+        )
+        dest_b = np.repeat(np.arange(len(ub)) * mb, cb) + (
+            np.arange(len(rb)) - np.repeat(np.cumsum(cb) - cb, cb)
+        )
+        padded[np.ix_(dest_a, dest_b)] = G
+        cross = padded.reshape(len(ua), ma, len(ub), mb)[pa, :, pb, :]
+        return cross.reshape(len(pairs), -1), np.arange(len(pairs))
+
+    @staticmethod
+    def _sparse_cross(state, a, b):
+        """Cross squared distances of one pair, flattened row-major."""
+        Xs, sq, starts = state["X"], state["sq"], state["starts"]
+        A = Xs[starts[a] : starts[a + 1]]
+        B = Xs[starts[b] : starts[b + 1]]
+        D2 = A @ B.T
+        D2 *= -2.0
+        D2 += sq[starts[a] : starts[a + 1], None]
+        D2 += sq[None, starts[b] : starts[b + 1]]
+        np.maximum(D2, 0.0, out=D2)
+        return D2.ravel()
 
     def _permutation_p_values(self, state, jobs, sigma, context, p_value):
         # Pairs with the same sample sizes share one set of relabellings, drawn
@@ -717,64 +922,109 @@ class MMDTVAuditor(BasePairAuditor):
                 indicators=cache.get(key) if shared else None,
             )
 
+    def _certificate_sigma(self, sigma):
+        """Bandwidths the certificate uses: fixed, or snapped to the grid."""
+        if self.bandwidth != "median":
+            return sigma
+        grid = CERTIFICATE_BANDWIDTH_GRID
+        nearest = np.abs(np.log(grid)[None, :] - np.log(sigma)[:, None]).argmin(axis=1)
+        return grid[nearest]
+
     def _audit_pairs(self, data, pairs, context):
-        state = dict(context.state)
-        # Python floats: the moment series runs a short scalar loop per pair.
-        state["moments_list"] = state["moments"].tolist()
+        state = context.state
         codes = pairs
         # Rows and per-identity state are indexed by slot; seeds use the codes.
         pairs = state["slot"][codes]
         starts, within, tri = state["starts"], state["within"], state["tri"]
+        a, b = pairs[:, 0], pairs[:, 1]
+        na, nb = starts[a + 1] - starts[a], starts[b + 1] - starts[b]
         n = len(pairs)
         median = np.full(n, np.nan)
-        sigma = np.empty(n)
-        mmd2 = np.empty(n)
+        kab = np.empty(n)
         p_value = np.full(n, np.nan)
         certify = self.confidence is not None
+        median_bw = self.bandwidth == "median"
+        if median_bw:
+            sigma = np.empty(n)
+        else:
+            sigma = np.full(n, float(self.bandwidth) * self.bandwidth_scale)
         if certify:
-            cert_sigma = np.empty(n)
-            margin = np.empty(n)
-            mmd2_cert = np.empty(n)
-            fixed = self.bandwidth != "median"
-            n_grid = 1 if fixed else len(CERTIFICATE_BANDWIDTH_GRID)
+            n_grid = 1 if not median_bw else len(CERTIFICATE_BANDWIDTH_GRID)
             log_term = np.log(n_grid * context.n_pairs_total / (1.0 - self.confidence))
+            margin = np.sqrt(8.0 * log_term / np.minimum(na // 2, nb // 2))
+            kab_cert = np.full(n, np.nan)
+
+        def within_of(i):
+            return within[tri[i] : tri[i + 1]]
+
+        def finish_sigma(t, cross_t):
+            # A zero median means most pooled points coincide.
+            med = median[t]
+            base = (
+                med
+                if med > 0
+                else _fallback_sigma(within_of(a[t]), within_of(b[t]), cross_t)
+            )
+            return base * self.bandwidth_scale
+
         # One BLAS thread, always: OpenBLAS's rounding depends on its thread
         # count, so this keeps results bit-identical for every n_jobs and
         # backend (and small products run fastest single-threaded anyway).
-        # Parallelism comes from n_jobs.
-        perm_jobs = []
+        # Parallelism comes from n_jobs and in-process threads.
         with _single_blas_thread():
-            for t, cross in self._cross_blocks(state, pairs):
-                a, b = pairs[t]
-                na, nb = starts[a + 1] - starts[a], starts[b + 1] - starts[b]
-                wa = within[tri[a] : tri[a + 1]]
-                wb = within[tri[b] : tri[b + 1]]
-                if self.bandwidth == "median":
-                    med = _median_distance(wa, wb, cross)
-                    median[t] = med
-                    base = med if med > 0 else _fallback_sigma(wa, wb, cross)
-                else:
-                    base = float(self.bandwidth)
-                sigma[t] = base * self.bandwidth_scale
-                mmd2[t] = _pair_mmd2(state, a, b, wa, wb, cross, na, nb, sigma[t])
-                if self.n_permutations:
-                    perm_jobs.append((t, a, b, na, *codes[t]))
+            if self._is_dense(pairs):
+                # All pairs at once: one Gram product, batched medians and
+                # kernel sums over the rows of `cross`.
+                cross, order = self._dense_cross(state, pairs)
+                # Rows in blocks of ~2 MB: the selections' and exponentials'
+                # temporaries stay in cache.
+                step = max(1, (1 << 19) // cross.shape[1])
+                sigma_rows = sigma[order]
+                for r in range(0, n, step):
+                    rows, block = order[r : r + step], cross[r : r + step]
+                    if median_bw:
+                        median[rows] = _dense_medians(
+                            block, (na * nb)[rows], within, tri, a[rows], b[rows]
+                        )
+                        sigma[rows] = median[rows] * self.bandwidth_scale
+                        for i in np.flatnonzero(~(median[rows] > 0)):
+                            real = block[i][block[i] < np.inf]
+                            sigma[rows[i]] = finish_sigma(rows[i], real)
+                        sigma_rows[r : r + step] = sigma[rows]
+                    kab[rows] = _cross_kernel_sums(block, sigma_rows[r : r + step])
                 if certify:
-                    if fixed:
-                        cs = sigma[t]
-                    else:
-                        grid = CERTIFICATE_BANDWIDTH_GRID
-                        cs = grid[np.argmin(np.abs(np.log(grid) - np.log(sigma[t])))]
-                    cert_sigma[t] = cs
-                    k = min(na // 2, nb // 2)
-                    margin[t] = np.sqrt(8.0 * log_term / k)
-                    mmd2_cert[t] = (
-                        mmd2[t]
-                        if cs == sigma[t]
-                        else _pair_mmd2(state, a, b, wa, wb, cross, na, nb, cs)
+                    cert_sigma = self._certificate_sigma(sigma)
+                    redo = np.flatnonzero(cert_sigma[order] != sigma_rows)
+                    kab_cert[order[redo]] = _cross_kernel_sums(
+                        cross[redo], cert_sigma[order[redo]]
                     )
-            if perm_jobs:
-                self._permutation_p_values(state, perm_jobs, sigma, context, p_value)
+            else:
+                # Few pairs per identity: one small product per pair, its
+                # cross block dropped as soon as the pair is done.
+                for t in range(n):
+                    row = self._sparse_cross(state, a[t], b[t])[None, :]
+                    if median_bw:
+                        median[t] = _median_distance(
+                            within_of(a[t]), within_of(b[t]), row[0]
+                        )
+                        sigma[t] = finish_sigma(t, row[0])
+                    kab[t] = _cross_kernel_sums(row, sigma[t : t + 1])[0]
+                    if certify:
+                        cs = self._certificate_sigma(sigma[t : t + 1])
+                        if cs[0] != sigma[t]:
+                            kab_cert[t] = _cross_kernel_sums(row, cs)[0]
+                if certify:
+                    cert_sigma = self._certificate_sigma(sigma)
+            mmd2 = _mmd2_from_sums(state, a, b, kab, sigma)
+            if certify:
+                redo = cert_sigma != sigma
+                mmd2_cert = mmd2.copy()
+                mmd2_cert[redo] = _mmd2_from_sums(
+                    state, a[redo], b[redo], kab_cert[redo], cert_sigma[redo]
+                )
+            if self.n_permutations:
+                jobs = [(t, a[t], b[t], na[t], *codes[t]) for t in range(n)]
+                self._permutation_p_values(state, jobs, sigma, context, p_value)
         mmd = np.sqrt(np.maximum(mmd2, 0.0))
         eps = mmd_to_epsilon(mmd, self.bound, self.delta)
         out = {

@@ -11,7 +11,7 @@ from skprivacy.utils._pairs import (
     pair_unrank,
 )
 from skprivacy.utils._random import check_generator, seed_from
-from skprivacy.utils._threads import blas_threads, limit_blas_threads
+from skprivacy.utils._threads import blas_threads, limit_blas_threads, map_blas_threads
 from skprivacy.utils._validation import (
     IdentityData,
     check_embeddings,
@@ -40,6 +40,7 @@ __all__ = [
     "identity_sums",
     "l2_normalize",
     "limit_blas_threads",
+    "map_blas_threads",
     "n_identity_pairs",
     "pair_rank",
     "pair_unrank",
