@@ -232,7 +232,7 @@ def _dense_medians(cross, n_cross, within, tri, a, b, stride=16):
     # Subsample: every stride-th within value (sorted, hence stratified: rank
     # error below one subsample step) and every stride-th cross value (a
     # systematic sample: its count below any value has standard deviation at
-    # most sqrt(n / 4)); the bracket is 4 of those wide, plus the within
+    # most sqrt(n / 4)); the bracket is 3.5 of those wide, plus the within
     # steps, and exact counts check it below.
     cross_sub = cross[:, ::stride]
     n_sub = np.full(P, cross_sub.shape[1])
@@ -240,7 +240,7 @@ def _dense_medians(cross, n_cross, within, tri, a, b, stride=16):
         n_sub -= _count_per_row(cross_sub == np.inf)
     ns = -(-la // stride) + -(-lb // stride) + n_sub
     centre = ns * k_lo // np.maximum(m, 1)
-    margin = int(4 * np.sqrt(n_sub.max() / 4)) + 4
+    margin = int(3.5 * np.sqrt(n_sub.max() / 4)) + 4
     lo_r = np.clip(centre - margin, 0, ns - 1)
     hi_r = np.clip(centre + margin, 0, ns - 1)
     width = -(-int(max(la.max(), lb.max())) // stride)
