@@ -102,38 +102,6 @@ def _median_sq_full(pooled):
     return float(0.5 * (np.sqrt(part[k - 1]) + np.sqrt(part[k])))
 
 
-def _median_distance(wa, wb, cross, stride=8):
-    """Exact median of the pooled distances, from squared distances.
-
-    ``wa`` and ``wb`` (within-identity squared distances) are sorted; ``cross``
-    is not. A strided subsample brackets the median rank; the bracket is
-    verified by exact counts and only the values inside it are selected, so
-    the result equals a full selection (fallback when the bracket misses).
-    """
-    m = wa.size + wb.size + cross.size
-    k_hi = m // 2
-    k_lo = k_hi - 1 if m % 2 == 0 else k_hi
-    sub = np.concatenate((wa[::stride], wb[::stride], cross[::stride]))
-    ns = sub.size
-    if ns >= 64:
-        centre = int(ns * (k_lo / m))
-        margin = int(4 * np.sqrt(ns)) + 2
-        lo_r, hi_r = max(centre - margin, 0), min(centre + margin, ns - 1)
-        part = np.partition(sub, (lo_r, hi_r))
-        lo, hi = part[lo_r], part[hi_r]
-        ia0, ia1 = np.searchsorted(wa, lo, "left"), np.searchsorted(wa, hi, "right")
-        ib0, ib1 = np.searchsorted(wb, lo, "left"), np.searchsorted(wb, hi, "right")
-        below = cross < lo
-        n_below = int(ia0 + ib0 + np.count_nonzero(below))
-        inside = cross[~below & (cross <= hi)]
-        sel = np.concatenate((wa[ia0:ia1], wb[ib0:ib1], inside))
-        if n_below <= k_lo and n_below + sel.size > k_hi:
-            r_lo, r_hi = k_lo - n_below, k_hi - n_below
-            part = np.partition(sel, (r_lo, r_hi))
-            return float(0.5 * (np.sqrt(part[r_lo]) + np.sqrt(part[r_hi])))
-    return _median_sq_full(np.concatenate((wa, wb, cross)))
-
-
 def _mmd2_from_sums(state, a, b, kab, sigma):
     """Unbiased MMD^2 of pairs ``(a[t], b[t])`` from their cross kernel sums.
 
@@ -212,9 +180,9 @@ def _count_per_row(mask):
 def _dense_medians(cross, n_cross, within, tri, a, b, stride=16):
     """Exact median of each pair's pooled distances, for many pairs at once.
 
-    The batched form of :func:`_median_distance`. Row ``t`` of ``cross``
-    holds pair ``t``'s ``n_cross[t]`` cross squared distances (``+inf``
-    padding for unequal identity sizes); its within squared distances are
+    Row ``t`` of ``cross`` holds pair ``t``'s ``n_cross[t]`` cross squared
+    distances (``+inf`` padding for unequal identity sizes); its within
+    squared distances are
     the sorted ``within[tri[a[t]]:tri[a[t] + 1]]`` and likewise for ``b[t]``.
     A strided subsample of the pooled values brackets the median rank (one
     batched selection); exact counts (one compare pass over ``cross``,
@@ -429,7 +397,7 @@ def _identity_state(data, pairs):
     # float32 input stays float32 (Gram blocks at the float32 rate); kernel
     # sums and moments accumulate in float64.
     slot, Xs, starts = pair_identity_rows(data, pairs, dtype=None)
-    sq = np.einsum("ij,ij->i", Xs, Xs)
+    sq = np.empty(len(Xs), dtype=Xs.dtype)
     counts = np.diff(starts)
     tri_sizes = counts * (counts - 1) // 2
     tri_starts = np.concatenate([[0], np.cumsum(tri_sizes)])
@@ -439,12 +407,14 @@ def _identity_state(data, pairs):
         for i in identities:
             s, e = starts[i], starts[i + 1]
             R = Xs[s:e]
+            sq[s:e] = np.einsum("ij,ij->i", R, R)
             D2 = sq[s:e, None] + sq[None, s:e] - 2.0 * (R @ R.T)
             iu = _triu(e - s)
             # Sorted: the median selection brackets ranks with searchsorted.
             within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
 
-    # Disjoint slices of `within` per group of identities: safe on threads.
+    # Disjoint slices of `sq` and `within` per group of identities: safe on
+    # threads.
     map_blas_threads(fill, np.array_split(np.arange(len(counts)), 16))
     # The moment series pays off for identities in many pairs (one pass per
     # moment, once, against one exponential pass per pair for direct sums).
@@ -882,17 +852,16 @@ class MMDTVAuditor(BasePairAuditor):
         return cross.reshape(len(pairs), -1), np.arange(len(pairs))
 
     @staticmethod
-    def _sparse_cross(state, a, b):
-        """Cross squared distances of one pair, flattened row-major."""
+    def _sparse_cross(state, a, b, out):
+        """Write pair ``(a, b)``'s squared cross distances into ``out``."""
         Xs, sq, starts = state["X"], state["sq"], state["starts"]
-        A = Xs[starts[a] : starts[a + 1]]
-        B = Xs[starts[b] : starts[b + 1]]
-        D2 = A @ B.T
-        D2 *= -2.0
-        D2 += sq[starts[a] : starts[a + 1], None]
-        D2 += sq[None, starts[b] : starts[b + 1]]
-        np.maximum(D2, 0.0, out=D2)
-        return D2.ravel()
+        rows_a = slice(starts[a], starts[a + 1])
+        rows_b = slice(starts[b], starts[b + 1])
+        np.matmul(Xs[rows_a], Xs[rows_b].T, out=out)
+        out *= -2.0
+        out += sq[rows_a][:, None]
+        out += sq[rows_b][None, :]
+        np.maximum(out, 0.0, out=out)
 
     def _permutation_p_values(self, state, jobs, sigma, context, p_value):
         # Pairs with the same sample sizes share one set of relabellings, drawn
@@ -971,50 +940,51 @@ class MMDTVAuditor(BasePairAuditor):
         # count, so this keeps results bit-identical for every n_jobs and
         # backend (and small products run fastest single-threaded anyway).
         # Parallelism comes from n_jobs and in-process threads.
+        if certify:
+            # Bandwidths of the certificate, once sigma is known (fixed
+            # bandwidths: known now).
+            cert_sigma = np.empty(n)
+
+        def audit_block(block, rows):
+            # Medians, bandwidths and cross kernel sums of pairs `rows`, whose
+            # squared cross distances are the rows of `block`.
+            if median_bw:
+                median[rows] = _dense_medians(
+                    block, (na * nb)[rows], within, tri, a[rows], b[rows]
+                )
+                sigma[rows] = median[rows] * self.bandwidth_scale
+                for i in np.flatnonzero(~(median[rows] > 0)):
+                    real = block[i][block[i] < np.inf]
+                    sigma[rows[i]] = finish_sigma(rows[i], real)
+            kab[rows] = _cross_kernel_sums(block, sigma[rows])
+            if certify:
+                cert_sigma[rows] = self._certificate_sigma(sigma[rows])
+                redo = np.flatnonzero(cert_sigma[rows] != sigma[rows])
+                kab_cert[rows[redo]] = _cross_kernel_sums(
+                    block[redo], cert_sigma[rows[redo]]
+                )
+
+        # Rows in blocks of ~2 MB: the selections' and exponentials'
+        # temporaries stay in cache.
         with _single_blas_thread():
             if self._is_dense(pairs):
-                # All pairs at once: one Gram product, batched medians and
-                # kernel sums over the rows of `cross`.
+                # One product per first identity for all its pairs.
                 cross, order = self._dense_cross(state, pairs)
-                # Rows in blocks of ~2 MB: the selections' and exponentials'
-                # temporaries stay in cache.
                 step = max(1, (1 << 19) // cross.shape[1])
-                sigma_rows = sigma[order]
                 for r in range(0, n, step):
-                    rows, block = order[r : r + step], cross[r : r + step]
-                    if median_bw:
-                        median[rows] = _dense_medians(
-                            block, (na * nb)[rows], within, tri, a[rows], b[rows]
-                        )
-                        sigma[rows] = median[rows] * self.bandwidth_scale
-                        for i in np.flatnonzero(~(median[rows] > 0)):
-                            real = block[i][block[i] < np.inf]
-                            sigma[rows[i]] = finish_sigma(rows[i], real)
-                        sigma_rows[r : r + step] = sigma[rows]
-                    kab[rows] = _cross_kernel_sums(block, sigma_rows[r : r + step])
-                if certify:
-                    cert_sigma = self._certificate_sigma(sigma)
-                    redo = np.flatnonzero(cert_sigma[order] != sigma_rows)
-                    kab_cert[order[redo]] = _cross_kernel_sums(
-                        cross[redo], cert_sigma[order[redo]]
-                    )
+                    audit_block(cross[r : r + step], order[r : r + step])
             else:
-                # Few pairs per identity: one small product per pair, its
-                # cross block dropped as soon as the pair is done.
-                for t in range(n):
-                    row = self._sparse_cross(state, a[t], b[t])[None, :]
-                    if median_bw:
-                        median[t] = _median_distance(
-                            within_of(a[t]), within_of(b[t]), row[0]
-                        )
-                        sigma[t] = finish_sigma(t, row[0])
-                    kab[t] = _cross_kernel_sums(row, sigma[t : t + 1])[0]
-                    if certify:
-                        cs = self._certificate_sigma(sigma[t : t + 1])
-                        if cs[0] != sigma[t]:
-                            kab_cert[t] = _cross_kernel_sums(row, cs)[0]
-                if certify:
-                    cert_sigma = self._certificate_sigma(sigma)
+                # Few pairs per identity: one small product per pair, written
+                # into a block of rows that is dropped once audited.
+                step = max(1, (1 << 19) // int((na * nb).max()))
+                for r in range(0, n, step):
+                    rows = np.arange(r, min(r + step, n))
+                    width = int((na * nb)[rows].max())
+                    block = np.full((len(rows), width), np.inf, dtype=state["X"].dtype)
+                    for i, t in enumerate(rows):
+                        out = block[i, : na[t] * nb[t]].reshape(na[t], nb[t])
+                        self._sparse_cross(state, a[t], b[t], out)
+                    audit_block(block, rows)
             mmd2 = _mmd2_from_sums(state, a, b, kab, sigma)
             if certify:
                 redo = cert_sigma != sigma
