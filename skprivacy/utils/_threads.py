@@ -106,7 +106,7 @@ def map_blas_threads(function, items):
     >>> from skprivacy.utils import map_blas_threads
     >>> blocks = [np.ones((4, 3)) * k for k in range(3)]
     >>> [float(g.sum()) for g in map_blas_threads(lambda b: b @ b.T, blocks)]
-    [0.0, 12.0, 48.0]
+    [0.0, 48.0, 192.0]
     """
     items = list(items)
     n_threads = min(blas_threads(), len(items))
