@@ -402,6 +402,17 @@ def _identity_state(data, pairs):
     tri_sizes = counts * (counts - 1) // 2
     tri_starts = np.concatenate([[0], np.cumsum(tri_sizes)])
     within = np.empty(int(tri_starts[-1]))
+    # The moment series pays off for identities in many pairs (one pass per
+    # moment, once, against one exponential pass per pair for direct sums).
+    uses = np.bincount(
+        slot[np.asarray(pairs, dtype=np.intp)].ravel(), minlength=len(counts)
+    )
+    series = uses >= _MOMENT_MIN_USES
+    moments = (
+        np.zeros(len(counts)),
+        np.zeros(len(counts)),
+        np.zeros((len(counts), _N_MOMENTS + 1)),
+    )
 
     def fill(identities):
         for i in identities:
@@ -412,18 +423,12 @@ def _identity_state(data, pairs):
             iu = _triu(e - s)
             # Sorted: the median selection brackets ranks with searchsorted.
             within[tri_starts[i] : tri_starts[i + 1]] = np.sort(np.maximum(D2[iu], 0.0))
+        _within_moments(within, tri_starts, series, identities=identities, out=moments)
 
-    # Disjoint slices of `sq` and `within` per group of identities: safe on
-    # threads.
+    # Disjoint slices of `sq`, `within` and the moments per group of
+    # identities: safe on threads.
     map_blas_threads(fill, np.array_split(np.arange(len(counts)), 16))
-    # The moment series pays off for identities in many pairs (one pass per
-    # moment, once, against one exponential pass per pair for direct sums).
-    uses = np.bincount(
-        slot[np.asarray(pairs, dtype=np.intp)].ravel(), minlength=len(counts)
-    )
-    centre, half_range, moments = _within_moments(
-        within, tri_starts, uses >= _MOMENT_MIN_USES
-    )
+    centre, half_range, moments = moments
     return {
         "slot": slot,
         "X": Xs,
@@ -445,19 +450,21 @@ _MOMENT_MIN_USES = 8
 _SERIES_MAX_X = 3.0
 
 
-def _within_moments(within, tri, series=None):
+def _within_moments(within, tri, series=None, *, identities=None, out=None):
     """Centred power moments of each identity's within squared distances.
 
     For identity ``i`` with sorted values ``w``: ``centre = (w_min + w_max)/2``,
     ``half_range = (w_max - w_min)/2`` and ``moments[i, k] = sum((w - centre)**k)``.
     Identities with ``series[i]`` False get only the count ``moments[i, 0]``
-    and ``half_range = inf`` (their kernel sums are direct).
+    and ``half_range = inf`` (their kernel sums are direct). Only
+    ``identities`` (default: all) are computed, into ``out = (centre,
+    half_range, moments)`` when given (zero-initialised).
     """
     k = len(tri) - 1
-    centre = np.zeros(k)
-    half_range = np.zeros(k)
-    moments = np.zeros((k, _N_MOMENTS + 1))
-    for i in range(k):
+    if out is None:
+        out = (np.zeros(k), np.zeros(k), np.zeros((k, _N_MOMENTS + 1)))
+    centre, half_range, moments = out
+    for i in range(k) if identities is None else identities:
         w = within[tri[i] : tri[i + 1]]
         if w.size == 0:
             continue
