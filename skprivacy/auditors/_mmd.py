@@ -33,6 +33,8 @@ CERTIFICATE_BANDWIDTH_GRID = 2.0 ** (np.arange(-28, 9) / 4.0)
 # Rows per identity block of the exhaustive engine (one Gram product per pair
 # of blocks: 1024 x 1024 float64 = 8 MB).
 _BLOCK_ROWS = 1024
+# Pairs are audited in blocks of rows of about 2**_ROW_BLOCK_SHIFT distances.
+_ROW_BLOCK_SHIFT = 19
 
 
 def _single_blas_thread():
@@ -977,13 +979,13 @@ class MMDTVAuditor(BasePairAuditor):
             if self._is_dense(pairs):
                 # One product per first identity for all its pairs.
                 cross, order = self._dense_cross(state, pairs)
-                step = max(1, (1 << 19) // cross.shape[1])
+                step = max(1, (1 << _ROW_BLOCK_SHIFT) // cross.shape[1])
                 for r in range(0, n, step):
                     audit_block(cross[r : r + step], order[r : r + step])
             else:
                 # Few pairs per identity: one small product per pair, written
                 # into a block of rows that is dropped once audited.
-                step = max(1, (1 << 19) // int((na * nb).max()))
+                step = max(1, (1 << _ROW_BLOCK_SHIFT) // int((na * nb).max()))
                 for r in range(0, n, step):
                     rows = np.arange(r, min(r + step, n))
                     width = int((na * nb)[rows].max())
