@@ -13,7 +13,7 @@ from skprivacy.auditors._base import (
     ELEMENT_RATE,
     FLOP_RATE,
     BasePairAuditor,
-    pair_identity_rows,
+    pair_row_index,
 )
 from skprivacy.utils import validate_identity_data
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
@@ -21,6 +21,7 @@ from skprivacy.utils._progress import Progress
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 from skprivacy.utils._threads import limit_blas_threads, map_blas_threads
+from skprivacy.utils._validation import _divide_rows
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 
@@ -398,7 +399,13 @@ def _identity_state(data, pairs):
     """
     # float32 input stays float32 (Gram blocks at the float32 rate); kernel
     # sums and moments accumulate in float64.
-    slot, Xs, starts = pair_identity_rows(data, pairs, dtype=None)
+    slot, rows, starts = pair_row_index(data, pairs)
+    if data.norms is None:
+        Xs = np.ascontiguousarray(data.X if rows is None else data.X[rows])
+    else:
+        # Deferred normalisation: each identity's rows are normalised on the
+        # threads below, as data.normalized_rows would (bit for bit).
+        Xs = np.empty((starts[-1], data.X.shape[1]), dtype=data.X.dtype)
     sq = np.empty(len(Xs), dtype=Xs.dtype)
     counts = np.diff(starts)
     tri_sizes = counts * (counts - 1) // 2
@@ -420,6 +427,11 @@ def _identity_state(data, pairs):
         for i in identities:
             s, e = starts[i], starts[i + 1]
             R = Xs[s:e]
+            if data.norms is not None:
+                src = slice(s, e) if rows is None else rows[s:e]
+                out = _divide_rows(data.X[src], data.norms[src], out=R)
+                if out is not R:  # the overflow-safe path allocates
+                    R[...] = out
             sq[s:e] = np.einsum("ij,ij->i", R, R)
             D2 = sq[s:e, None] + sq[None, s:e] - 2.0 * (R @ R.T)
             iu = _triu(e - s)
