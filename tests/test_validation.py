@@ -24,6 +24,7 @@ from skprivacy.utils import (
     identity_sums,
     l2_normalize,
     limit_blas_threads,
+    map_blas_threads,
     row_norms,
     seed_from,
     validate_identity_data,
@@ -337,6 +338,31 @@ def test_blas_limiter_is_usable_and_estimators_stay_picklable():
     assert blas_threads() >= 1
     # The limiter holds no state on the caller: the function pickles by reference.
     assert pickle.loads(pickle.dumps(limit_blas_threads)) is limit_blas_threads
+
+
+def test_map_blas_threads_is_a_single_threaded_blas_map():
+    from threadpoolctl import threadpool_info
+
+    def blas_counts():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_counts()
+    rng = np.random.default_rng(0)
+    blocks = [rng.standard_normal((60, 40)) for _ in range(7)]
+
+    def gram(block):
+        # Every call sees a single-threaded BLAS, whichever thread runs it.
+        assert all(n == 1 for n in blas_counts())
+        return block @ block.T
+
+    got = map_blas_threads(gram, blocks)
+    with limit_blas_threads():
+        want = [b @ b.T for b in blocks]
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert blas_counts() == before
+    with pytest.raises(ZeroDivisionError):
+        map_blas_threads(lambda k: 1 // k, [1, 0, 2])
+    assert blas_counts() == before
 
 
 def test_one_home_for_constants():
