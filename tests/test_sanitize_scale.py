@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Erasers at scale: safe default ranks, the transform kernel, partial_fit, dask."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -13,7 +14,8 @@ from sklearn.model_selection import cross_val_score
 
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.exceptions import FewDimensionsLeftWarning
-from skprivacy.sanitize import INLP, ISP, LEACE
+from skprivacy.sanitize import INLP, ISP, LEACE, _base
+from skprivacy.utils import _threads
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +155,55 @@ def test_transform_kernel_matches_naive_projection(dtype, n):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(ValueError, match=r"infinity \(row 6\)"):
             isp.transform(X)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transform_kernel_small_blocks_and_sub_blocks(monkeypatch, dtype):
+    # Many small blocks (each a stack of sub-block products plus a remainder)
+    # spread over more threads than cores: every row written once, by the
+    # right block, and equal to the direct projection.
+    monkeypatch.setattr(_base, "_BLOCK_ROWS", 40)
+    monkeypatch.setattr(_base, "_SUB_ROWS", 16)
+    monkeypatch.setattr(_base, "_blas_threads", lambda: 3)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 3)
+    rng = np.random.default_rng(1)
+    d, r = 24, 5
+    U = np.linalg.qr(rng.standard_normal((d, r)))[0].T
+    # Blocks of 32 rows (2 sub-blocks of 16); the last has 25 = 16 + 9 rows.
+    X = rng.standard_normal((31 * 32 + 25, d)).astype(dtype)
+    X[500, 2] = np.nan
+    Z = ISP.from_components(U).transform(X)
+    ok = np.ones(len(X), dtype=bool)
+    ok[500] = False
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert_allclose(Z[ok], _naive_projection(X[ok], U), atol=tol)
+    assert np.isnan(Z[500]).all()
+    X[777, 0] = -np.inf
+    with pytest.raises(ValueError, match=r"infinity \(row 777\)"):
+        ISP.from_components(U).transform(X)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 5])
+@pytest.mark.parametrize("n_blocks", [1, 2, 7, 40])
+def test_run_blocks_runs_every_block_once(monkeypatch, n_threads, n_blocks):
+    monkeypatch.setattr(_base, "_blas_threads", lambda: n_threads)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: n_threads)
+    seen = []
+    lock = threading.Lock()
+
+    def kernel(i):
+        with lock:
+            seen.append(i)
+
+    _base._run_blocks(kernel, n_blocks)
+    assert sorted(seen) == list(range(n_blocks))
+
+    def failing(i):
+        if i == n_blocks - 1:
+            raise RuntimeError("block failed")
+
+    with pytest.raises(RuntimeError, match="block failed"):
+        _base._run_blocks(failing, n_blocks)
 
 
 @pytest.mark.parametrize("n_components", [5, 0.5, "auto", "full"])
