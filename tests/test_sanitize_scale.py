@@ -183,6 +183,33 @@ def test_transform_kernel_small_blocks_and_sub_blocks(monkeypatch, dtype):
         ISP.from_components(U).transform(X)
 
 
+@pytest.mark.parametrize("renormalize", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_general_low_rank_update_small_blocks(monkeypatch, dtype, renormalize):
+    # The affine, non-orthogonal path (LEACE's): row scaling, a shift and
+    # distinct left/right factors, over many stacked blocks and threads.
+    monkeypatch.setattr(_base, "_BLOCK_ROWS", 40)
+    monkeypatch.setattr(_base, "_SUB_ROWS", 16)
+    monkeypatch.setattr(_base, "_blas_threads", lambda: 3)
+    monkeypatch.setattr(_threads, "blas_threads", lambda: 3)
+    rng = np.random.default_rng(2)
+    d, r = 24, 5
+    left, right = rng.standard_normal((2, r, d)) / np.sqrt(d)
+    shift = rng.standard_normal(d) * 0.1
+    X = rng.standard_normal((31 * 32 + 25, d)).astype(dtype)
+    Z = _base.low_rank_update(
+        X, left, right, shift=shift, scale_rows=True, renormalize=renormalize
+    )
+    X64 = X.astype(np.float64)
+    X64 /= np.linalg.norm(X64, axis=1, keepdims=True)
+    expected = X64 - ((X64 - shift) @ right.T) @ left
+    if renormalize:
+        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert Z.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert_allclose(Z, expected, atol=tol)
+
+
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 5])
 @pytest.mark.parametrize("n_blocks", [1, 2, 7, 40])
 def test_run_blocks_runs_every_block_once(monkeypatch, n_threads, n_blocks):

@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg import get_blas_funcs
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from skprivacy.exceptions import FewDimensionsLeftWarning
@@ -220,15 +219,8 @@ def low_rank_update(
     rank, d = left.shape
     sub = _sub_rows(d, rank)
     block = max(_BLOCK_ROWS // sub * sub, sub) if sub else _BLOCK_ROWS
-    gemm = get_blas_funcs("gemm", dtype=dtype)
     zero_tol = 100 * np.finfo(dtype).eps
     fast = renormalize and orthogonal and not scale_rows and shift is None
-
-    def update(ob, t):
-        # ob -= t @ left as one BLAS call with beta = 1, in place. The
-        # C-ordered blocks are F-ordered transposes: ob^T -= left^T t^T.
-        if rank:
-            gemm(-1.0, left.T, t.T, 1.0, ob.T, overwrite_c=True)
 
     def exact_rows(xb, ob, rows):
         # Direct computation for rows where the norm identity cancels, or
@@ -301,11 +293,14 @@ def low_rank_update(
         if scale_rows:
             norms = np.sqrt(np.einsum("ij,ij->i", xb, xb))
             xb = xb / np.where(norms > 0, norms, 1)[:, None]
-        t = xb @ right_t
+        t = _skinny_matmul(xb, right_t, np.empty((stop - start, rank), dtype), sub)
         if shift_proj is not None:
             t -= shift_proj
-        np.copyto(ob, xb)
-        update(ob, t)
+        if rank:
+            _skinny_matmul(t, left, ob, sub)
+            np.subtract(xb, ob, out=ob)
+        else:
+            np.copyto(ob, xb)
         if renormalize:
             norms = np.sqrt(np.einsum("ij,ij->i", ob, ob))
             # A row (almost) inside the removed subspace leaves only rounding
