@@ -30,18 +30,20 @@ __all__ = []
 _FLOAT_DTYPES = (np.float64, np.float32)
 
 # Rows per block of the low-rank update, rounded down to a multiple of the
-# sub-block below. Measured at d = 512, r = 32 (float32, 2 threads, one
-# interleaved run): 384, 512, 1,008 and 1,536 rows gave 1.13, 1.26, 1.33 and
-# 1.30 M rows/s; small blocks pay the per-block Python calls, large ones spill
-# the block and its output out of the 2 MB L2 cache.
+# sub-block below. Measured at d = 512, r = 32 (float32, 2 threads, medians
+# of 11 interleaved quiet runs): 768, 1,024, 1,280 and 1,536 rows gave 1.56,
+# 1.56, 1.56 and 1.52 M rows/s; in an earlier, busier run 384 and 512 rows
+# gave 1.13 and 1.26 against 1.38 for 1,024 (the per-block Python calls).
 _BLOCK_ROWS = 1024
 # The two skinny products of a block run as a stack of sub-block products of
 # at most this many rows, each small enough (m * n * k <= _SMALL_GEMM_SIZE) for
 # OpenBLAS's unpacked small-matrix kernels. Packing the (rows x d) operand is
-# a third of a flat product's time; the stacked products measured 104-111
-# GFLOP/s against 80-87 flat (float32, one core, in cache), 55 against 37 in
-# float64. Fewer than 16 rows per sub-block is not worth the per-product calls.
-_SUB_ROWS = 48
+# a third of a flat product's time; stacked 32-row products measured 100-106
+# GFLOP/s against 76-85 for one flat product of the block (float32, one core,
+# in cache), 44-56 against 37-39 in float64. 32 rows ran 2-3% faster than 48
+# in the whole transform (same runs as above); fewer than 16 rows per
+# sub-block is not worth the per-product calls.
+_SUB_ROWS = 32
 _SMALL_GEMM_SIZE = 1_000_000
 
 # Row squared norms: numpy >= 2.0's vecdot is twice as fast as einsum here.
