@@ -260,12 +260,23 @@ def _dense_medians(cross, n_cross, within, tri, a, b, stride=16):
         else:
             inside = np.compress(keep[rows].ravel(), cross[rows].ravel())
         ends = np.cumsum(lengths, axis=1) + off
-        first_inside = np.cumsum(lengths[:, 0]) - lengths[:, 0]
-        for i, t in enumerate(rows):
-            e0, e1, e2 = ends[i]
-            sel[i, off:e0] = inside[first_inside[i] : first_inside[i] + lengths[i, 0]]
-            sel[i, e0:e1] = within[tri[a[t]] + ia0[t] : tri[a[t]] + ia1[t]]
-            sel[i, e1:e2] = within[tri[b[t]] + ib0[t] : tri[b[t]] + ib1[t]]
+        cut = np.cumsum(lengths[:, 0])
+        # Python ints: this loop runs once per pair.
+        spans = np.column_stack(
+            (
+                ends,
+                cut - lengths[:, 0],
+                cut,
+                (tri[a] + ia0)[rows],
+                (tri[a] + ia1)[rows],
+                (tri[b] + ib0)[rows],
+                (tri[b] + ib1)[rows],
+            )
+        ).tolist()
+        for i, (e0, e1, e2, c0, c1, a0, a1, b0, b1) in enumerate(spans):
+            sel[i, off:e0] = inside[c0:c1]
+            sel[i, e0:e1] = within[a0:a1]
+            sel[i, e1:e2] = within[b0:b1]
         v_lo, v_hi = _partition_at(sel, top, (k_hi - k_lo)[rows])
         # As _median_sq_full: square roots in float64.
         median[rows] = 0.5 * (
