@@ -828,11 +828,13 @@ class MMDTVAuditor(BasePairAuditor):
         return len(pairs) > 1 and len(pairs) >= 0.25 * len(ua) * len(ub)
 
     @staticmethod
-    def _dense_cross(state, pairs):
-        """Cross squared distances of every pair, one row per pair.
+    def _dense_cross(state, pairs, step):
+        """Yield the cross squared distances of every pair, one row per pair.
 
-        Returns ``(cross, order)``: row ``i`` of ``cross`` holds the squared
-        distances of pair ``pairs[order[i]]``. With equal identity sizes the
+        Yields ``(block, rows)`` for blocks of about ``step`` pairs: row ``i``
+        of ``block`` holds the squared distances of pair ``pairs[rows[i]]``;
+        a block is yielded as soon as it is computed (still in cache) and is
+        overwritten by the next one. With equal identity sizes the
         pairs are taken by first identity: one product ``B @ A.T`` of the
         rows of all its partners ``B`` with its own rows ``A`` lands directly
         in those pairs' rows (partners' blocks are consecutive), and the
@@ -847,23 +849,30 @@ class MMDTVAuditor(BasePairAuditor):
         if (ca == ma).all() and (cb == mb).all():
             order = np.lexsort((b, a))
             a, b = a[order], b[order]
-            cross = np.empty((len(pairs), mb * ma), dtype=Xs.dtype)
             first = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
-            for s, e in zip(first, np.r_[first[1:], len(a)]):
+            last = np.r_[first[1:], len(a)]
+            # One buffer reused for every block: it stays in cache.
+            buffer = np.empty((step + int((last - first).max()), mb * ma), Xs.dtype)
+            filled = 0
+            for s, e in zip(first, last):
                 rows_a = slice(starts[a[s]], starts[a[s] + 1])
                 partners = b[s:e]
                 if partners[-1] - partners[0] == e - s - 1:
                     rows_b = slice(starts[partners[0]], starts[partners[-1] + 1])
                 else:
                     rows_b = (starts[partners][:, None] + np.arange(mb)).ravel()
-                out = cross[s:e].reshape(-1, ma)
+                out = buffer[filled : filled + e - s].reshape(-1, ma)
                 np.matmul(Xs[rows_b], Xs[rows_a].T, out=out)
                 # The same operations, in the same order, as the Gram path.
                 out *= -2.0
                 out += sq[rows_a][None, :]
                 out += sq[rows_b][:, None]
                 np.maximum(out, 0.0, out=out)
-            return cross, order
+                filled += e - s
+                if filled >= step or e == len(a):
+                    yield buffer[:filled], order[e - filled : e]
+                    filled = 0
+            return
         ra = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ua])
         rb = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in ub])
         G = Xs[ra] @ Xs[rb].T
@@ -881,7 +890,9 @@ class MMDTVAuditor(BasePairAuditor):
         )
         padded[np.ix_(dest_a, dest_b)] = G
         cross = padded.reshape(len(ua), ma, len(ub), mb)[pa, :, pb, :]
-        return cross.reshape(len(pairs), -1), np.arange(len(pairs))
+        cross = cross.reshape(len(pairs), -1)
+        for r in range(0, len(pairs), step):
+            yield cross[r : r + step], np.arange(r, min(r + step, len(pairs)))
 
     @staticmethod
     def _sparse_cross(state, a, b, out):
@@ -1001,10 +1012,9 @@ class MMDTVAuditor(BasePairAuditor):
         with _single_blas_thread():
             if self._is_dense(pairs):
                 # One product per first identity for all its pairs.
-                cross, order = self._dense_cross(state, pairs)
-                step = max(1, (1 << _ROW_BLOCK_SHIFT) // cross.shape[1])
-                for r in range(0, n, step):
-                    audit_block(cross[r : r + step], order[r : r + step])
+                step = max(1, (1 << _ROW_BLOCK_SHIFT) // int((na * nb).max()))
+                for block, rows in self._dense_cross(state, pairs, step):
+                    audit_block(block, rows)
             else:
                 # Few pairs per identity: one small product per pair, written
                 # into a block of rows that is dropped once audited.
