@@ -44,16 +44,8 @@ FLOORS = {}
 
 def median_time(fn, repeats, key=None):
     """Median wall time; also records the median process CPU time under ``key``."""
-    times, cpu = [], []
-    out = None
-    for _ in range(repeats):
-        c0, t0 = time.process_time(), time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    if key is not None:
-        CPU_TIMES[key] = float(np.median(cpu))
-    return float(np.median(times)), out
+    fast, _, out = paired_median_times(fn, lambda: None, repeats, key)
+    return fast, out
 
 
 def paired_median_times(fast, floor, repeats, key):
@@ -62,7 +54,7 @@ def paired_median_times(fast, floor, repeats, key):
     On a shared machine the load changes within seconds: timing the two in
     turn gives each the same conditions, where two separate loops could catch
     one of them in a busy stretch. CPU time of ``fast`` is recorded under
-    ``key``.
+    ``key`` (if not None).
     """
     fast_t, floor_t, cpu = [], [], []
     out = None
@@ -74,7 +66,8 @@ def paired_median_times(fast, floor, repeats, key):
         t0 = time.perf_counter()
         floor()
         floor_t.append(time.perf_counter() - t0)
-    CPU_TIMES[key] = float(np.median(cpu))
+    if key is not None:
+        CPU_TIMES[key] = float(np.median(cpu))
     return float(np.median(fast_t)), float(np.median(floor_t)), out
 
 

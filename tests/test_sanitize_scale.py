@@ -157,15 +157,20 @@ def test_transform_kernel_matches_naive_projection(dtype, n):
             isp.transform(X)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_transform_kernel_small_blocks_and_sub_blocks(monkeypatch, dtype):
-    # Many small blocks (each a stack of sub-block products plus a remainder)
-    # spread over more threads than cores: every row written once, by the
-    # right block, and equal to the direct projection.
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 40 rows, sub-blocks of 16, three threads on any machine."""
     monkeypatch.setattr(_base, "_BLOCK_ROWS", 40)
     monkeypatch.setattr(_base, "_SUB_ROWS", 16)
     monkeypatch.setattr(_base, "_blas_threads", lambda: 3)
     monkeypatch.setattr(_threads, "blas_threads", lambda: 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transform_kernel_small_blocks_and_sub_blocks(small_blocks, dtype):
+    # Many small blocks (each a stack of sub-block products plus a remainder)
+    # spread over more threads than cores: every row written once, by the
+    # right block, and equal to the direct projection.
     rng = np.random.default_rng(1)
     d, r = 24, 5
     U = np.linalg.qr(rng.standard_normal((d, r)))[0].T
@@ -185,13 +190,9 @@ def test_transform_kernel_small_blocks_and_sub_blocks(monkeypatch, dtype):
 
 @pytest.mark.parametrize("renormalize", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_general_low_rank_update_small_blocks(monkeypatch, dtype, renormalize):
+def test_general_low_rank_update_small_blocks(small_blocks, dtype, renormalize):
     # The affine, non-orthogonal path (LEACE's): row scaling, a shift and
     # distinct left/right factors, over many stacked blocks and threads.
-    monkeypatch.setattr(_base, "_BLOCK_ROWS", 40)
-    monkeypatch.setattr(_base, "_SUB_ROWS", 16)
-    monkeypatch.setattr(_base, "_blas_threads", lambda: 3)
-    monkeypatch.setattr(_threads, "blas_threads", lambda: 3)
     rng = np.random.default_rng(2)
     d, r = 24, 5
     left, right = rng.standard_normal((2, r, d)) / np.sqrt(d)
