@@ -31,9 +31,10 @@ __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 # Distances between unit vectors lie in [0, 2]; 2^-7 .. 2^2 covers any useful σ.
 CERTIFICATE_BANDWIDTH_GRID = 2.0 ** (np.arange(-28, 9) / 4.0)
 
-# Rows per identity block of the exhaustive engine (one Gram product per pair
-# of blocks: 1024 x 1024 float64 = 8 MB).
-_BLOCK_ROWS = 1024
+# Rows per identity block of the exhaustive engine: a chunk is a pair of
+# blocks. 2,048 beat 1,024 by 5-10 % on 1,000 identities x 100 rows (fewer
+# chunks, larger products) and tied on 200; 4,096 was slower.
+_BLOCK_ROWS = 2048
 # Pairs are audited in blocks of rows of about 2**_ROW_BLOCK_SHIFT distances.
 _ROW_BLOCK_SHIFT = 19
 
