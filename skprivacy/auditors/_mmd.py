@@ -120,6 +120,19 @@ def _mmd2_from_sums(state, a, b, kab, sigma):
     return kaa / (na * (na - 1)) + kbb / (nb * (nb - 1)) - 2.0 * kab / (na * nb)
 
 
+def _to_squared_distances(G, sq_a, sq_b):
+    """Turn dot products ``G`` into squared distances in place.
+
+    ``max(-2 G + sq_a + sq_b, 0)`` with ``sq_a``, ``sq_b`` the squared norms
+    broadcast along ``G``'s axes, always added in that order (so every path
+    rounds alike).
+    """
+    G *= -2.0
+    G += sq_a
+    G += sq_b
+    np.maximum(G, 0.0, out=G)
+
+
 def _cross_kernel_sums(cross, sigma):
     """``sum(exp(-d^2 / (2 sigma_t^2)))`` over each row ``t`` of ``cross``.
 
@@ -864,11 +877,7 @@ class MMDTVAuditor(BasePairAuditor):
                     rows_b = (starts[partners][:, None] + np.arange(mb)).ravel()
                 out = buffer[filled : filled + e - s].reshape(-1, ma)
                 np.matmul(Xs[rows_b], Xs[rows_a].T, out=out)
-                # The same operations, in the same order, as the Gram path.
-                out *= -2.0
-                out += sq[rows_a][None, :]
-                out += sq[rows_b][:, None]
-                np.maximum(out, 0.0, out=out)
+                _to_squared_distances(out, sq[rows_a][None, :], sq[rows_b][:, None])
                 filled += e - s
                 if filled >= step or e == len(a):
                     yield buffer[:filled], order[e - filled : e]
@@ -877,10 +886,7 @@ class MMDTVAuditor(BasePairAuditor):
         ra = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ua])
         rb = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in ub])
         G = Xs[ra] @ Xs[rb].T
-        G *= -2.0
-        G += sq[ra][:, None]
-        G += sq[rb][None, :]
-        np.maximum(G, 0.0, out=G)
+        _to_squared_distances(G, sq[ra][:, None], sq[rb][None, :])
         pa, pb = np.searchsorted(ua, a), np.searchsorted(ub, b)
         padded = np.full((len(ua) * ma, len(ub) * mb), np.inf, dtype=G.dtype)
         dest_a = np.repeat(np.arange(len(ua)) * ma, ca) + (
@@ -902,10 +908,7 @@ class MMDTVAuditor(BasePairAuditor):
         rows_a = slice(starts[a], starts[a + 1])
         rows_b = slice(starts[b], starts[b + 1])
         np.matmul(Xs[rows_a], Xs[rows_b].T, out=out)
-        out *= -2.0
-        out += sq[rows_a][:, None]
-        out += sq[rows_b][None, :]
-        np.maximum(out, 0.0, out=out)
+        _to_squared_distances(out, sq[rows_a][:, None], sq[rows_b][None, :])
 
     def _permutation_p_values(self, state, jobs, sigma, context, p_value):
         # Pairs with the same sample sizes share one set of relabellings, drawn
@@ -980,13 +983,8 @@ class MMDTVAuditor(BasePairAuditor):
             )
             return base * self.bandwidth_scale
 
-        # One BLAS thread, always: OpenBLAS's rounding depends on its thread
-        # count, so this keeps results bit-identical for every n_jobs and
-        # backend (and small products run fastest single-threaded anyway).
-        # Parallelism comes from n_jobs and in-process threads.
         if certify:
-            # Bandwidths of the certificate, once sigma is known (fixed
-            # bandwidths: known now).
+            # The certificate's bandwidths, filled block by block with sigma.
             cert_sigma = np.empty(n)
 
         def audit_block(block, rows):
@@ -1010,16 +1008,19 @@ class MMDTVAuditor(BasePairAuditor):
 
         # Rows in blocks of ~2 MB: the selections' and exponentials'
         # temporaries stay in cache.
+        step = max(1, (1 << _ROW_BLOCK_SHIFT) // int((na * nb).max()))
+        # One BLAS thread, always: OpenBLAS's rounding depends on its thread
+        # count, so this keeps results bit-identical for every n_jobs and
+        # backend (and small products run fastest single-threaded anyway).
+        # Parallelism comes from n_jobs and in-process threads.
         with _single_blas_thread():
             if self._is_dense(pairs):
                 # One product per first identity for all its pairs.
-                step = max(1, (1 << _ROW_BLOCK_SHIFT) // int((na * nb).max()))
                 for block, rows in self._dense_cross(state, pairs, step):
                     audit_block(block, rows)
             else:
                 # Few pairs per identity: one small product per pair, written
                 # into a block of rows that is dropped once audited.
-                step = max(1, (1 << _ROW_BLOCK_SHIFT) // int((na * nb).max()))
                 for r in range(0, n, step):
                     rows = np.arange(r, min(r + step, n))
                     width = int((na * nb)[rows].max())
