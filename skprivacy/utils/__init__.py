@@ -1,8 +1,9 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared utilities: the input layer and the identity-pair protocol."""
+"""Shared utilities: the input layer, duplicate rows and the identity-pair protocol."""
 
-from skprivacy.utils._constants import MIN_NORM, MMD_TV_CEILING
+from skprivacy.utils._constants import DUPLICATE_TOL, MIN_NORM, MMD_TV_CEILING
+from skprivacy.utils._duplicates import duplicate_groups, near_duplicates_of
 from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._pairs import (
     identity_pairs,
@@ -25,6 +26,7 @@ from skprivacy.utils._validation import (
 )
 
 __all__ = [
+    "DUPLICATE_TOL",
     "MIN_NORM",
     "MMD_TV_CEILING",
     "IdentityData",
@@ -34,6 +36,7 @@ __all__ = [
     "check_identity_labels",
     "check_no_text_columns",
     "check_scores",
+    "duplicate_groups",
     "encode_identities",
     "group_by_identity",
     "identity_pairs",
@@ -42,6 +45,7 @@ __all__ = [
     "limit_blas_threads",
     "map_blas_threads",
     "n_identity_pairs",
+    "near_duplicates_of",
     "pair_rank",
     "pair_unrank",
     "row_norms",
