@@ -3,6 +3,16 @@
 """ε auditors over identity pairs (paper 000, "Picture the Epsilon")."""
 
 from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
+from skprivacy.auditors._ceilings import (
+    mmd_certificate_ceiling,
+    mmd_certificate_margin,
+    mmd_margin_ceiling,
+    mmd_rows_needed,
+    permutation_p_value_floor,
+    reserved_test_rows,
+    rocht_certificate_ceiling,
+    rocht_rows_needed,
+)
 from skprivacy.auditors._certify import (
     ROCHTCertifier,
     certifiable_epsilon_ceiling,
@@ -41,7 +51,15 @@ __all__ = [
     "kde_lr_alpha_sweep",
     "kov_epsilon",
     "mmd_bandwidth_sweep",
+    "mmd_certificate_ceiling",
+    "mmd_certificate_margin",
+    "mmd_margin_ceiling",
+    "mmd_rows_needed",
+    "permutation_p_value_floor",
+    "reserved_test_rows",
     "residual_gaussianity",
     "roc_operating_points",
+    "rocht_certificate_ceiling",
+    "rocht_rows_needed",
     "split_half_controls",
 ]

@@ -373,28 +373,32 @@ def _draw_sweep(fitted, ctx, figure):
 
 # -- certificates: ceilings and what would lift them ----------------------------------
 def _mmd_ceiling(margin):
-    """Largest MMD-TV ε lower bound a pair with this MMD² margin can certify.
+    """Largest MMD-TV ε lower bound a pair with this MMD² margin can certify."""
+    from skprivacy.auditors import mmd_margin_ceiling
 
-    An RBF kernel has ``0 <= k <= 1``, so ``MMD² <= 2``; the certified value
-    is the TV chain applied to ``sqrt(max(2 - margin, 0))``.
-    """
-    from skprivacy.auditors._mmd import mmd_to_epsilon
-
-    return mmd_to_epsilon(np.sqrt(np.maximum(2.0 - np.asarray(margin), 0.0)))
+    return mmd_margin_ceiling(margin)
 
 
 def _mmd_margin(k, n_pairs, confidence, n_grid):
-    return np.sqrt(8.0 * np.log(n_grid * n_pairs / (1.0 - confidence)) / k)
+    from skprivacy.auditors import mmd_certificate_margin
+
+    return mmd_certificate_margin(
+        2 * k, 2 * k, confidence=confidence, n_comparisons=n_pairs, n_bandwidths=n_grid
+    )
 
 
 def _mmd_rows_to_lift(n_pairs, confidence, n_grid, current):
     """Rows per identity at which the MMD-TV ceiling doubles (or first exceeds 0)."""
-    target = max(2 * current, 1e-9) if current > 0 else 1e-9
-    for rows in range(4, 1_000_000, 2):
-        c = float(_mmd_ceiling(_mmd_margin(rows // 2, n_pairs, confidence, n_grid)))
-        if c >= target or c >= 0.95 * _mmd_ceiling(0.0):
-            return rows, c
-    return None, None  # pragma: no cover
+    from skprivacy.auditors import mmd_certificate_ceiling, mmd_rows_needed
+
+    kwargs = {
+        "confidence": confidence,
+        "n_comparisons": n_pairs,
+        "n_bandwidths": n_grid,
+    }
+    target = min(2 * current if current > 0 else 0.0, 0.95 * float(_mmd_ceiling(0.0)))
+    rows = max(mmd_rows_needed(target, **kwargs), 4)
+    return rows, float(mmd_certificate_ceiling(rows, rows, **kwargs))
 
 
 def _fit_mmdtv_certificate(ctx):
@@ -485,16 +489,10 @@ def _fit_permutation(ctx):
 
 
 def _permutation_p_floor(n_a, n_b):
-    """Smallest p-value a permutation test of n_a vs n_b rows can reach.
+    """Smallest p-value a permutation test of n_a vs n_b rows can reach."""
+    from skprivacy.auditors import permutation_p_value_floor
 
-    There are only C(n_a + n_b, n_a) ways to split the pooled rows, the observed
-    split among them (and its mirror image when n_a == n_b: the unbiased MMD² is
-    symmetric in the two samples), so even maximal separation leaves p near
-    this share however many relabellings are drawn.
-    """
-    n_a, n_b = np.asarray(n_a), np.asarray(n_b)
-    splits = np.array([math.comb(int(a + b), int(a)) for a, b in zip(n_a, n_b)])
-    return np.where(n_a == n_b, 2.0, 1.0) / splits
+    return np.atleast_1d(permutation_p_value_floor(n_a, n_b))
 
 
 def _permutation_skip(ctx):
@@ -713,22 +711,21 @@ def _draw_roc(fitted, ctx, figure):
 # -- ROC-HT reserved-test certificate ------------------------------------------------
 def _test_rows(counts, test_size):
     """Reserved-test rows per identity (ROCHTCertifier's ``reserved_test_mask`` rule)."""
-    counts = np.asarray(counts)
-    return np.minimum(np.maximum(np.ceil(test_size * counts), 1), counts - 1).astype(
-        int
-    )
+    from skprivacy.auditors import reserved_test_rows
+
+    return np.atleast_1d(reserved_test_rows(counts, test_size))
 
 
 def _cert_ceiling(counts_a, counts_b, test_size, confidence, n_pairs):
     """Largest ceiling over pairs with these row counts, at this test size."""
-    from skprivacy.auditors import certifiable_epsilon_ceiling
+    from skprivacy.auditors import rocht_certificate_ceiling
 
     n_neg = _test_rows(counts_a, test_size)
     n_pos = _test_rows(counts_b, test_size)
     if len(n_pos) == 0 or min(n_pos.max(), n_neg.max()) < 1:
         return 0.0
-    ceilings = certifiable_epsilon_ceiling(
-        n_pos, n_neg, confidence=confidence, n_comparisons=n_pairs
+    ceilings = rocht_certificate_ceiling(
+        n_neg, n_pos, confidence=confidence, n_comparisons=n_pairs
     )
     return float(np.max(ceilings))
 
@@ -793,6 +790,8 @@ def _summarize_certificate(fitted, ctx):
 
 
 def _certificate_skip(ctx):
+    from skprivacy.auditors import rocht_rows_needed
+
     s = ctx.settings
     n_pairs = ctx.n_pairs("certificate_pairs")
     # The two largest identities give the best ceiling any pair can have.
@@ -800,11 +799,7 @@ def _certificate_skip(ctx):
     if _cert_ceiling(top[:1], top[1:], s["test_size"], s["confidence"], n_pairs) > 0:
         return None
     rows = int(_test_rows(top[:1], s["test_size"])[0])
-    need = next(
-        n
-        for n in range(1, 10_000)
-        if _cert_ceiling([n + 1], [n + 1], n / (n + 1), s["confidence"], n_pairs) > 0
-    )
+    need = rocht_rows_needed(0.0, confidence=s["confidence"], n_comparisons=n_pairs)
     return (
         f"its ceiling is 0 on these data: test_size {s['test_size']:g} reserves at "
         f"most {rows} row(s) per identity, too few to certify any epsilon > 0 at "
