@@ -97,6 +97,28 @@ def mmd_to_epsilon(mmd, bound="tv", delta=0.0):
     return np.where(t <= delta, 0.0, np.maximum(eps, 0.0))
 
 
+# exp(-x) rounds to exactly 1.0 in float64 for x below 2^-53.
+_KERNEL_ONE = 2.0**-53
+
+
+def _check_kernel_exponent(exponent, what, where, advice):
+    """Refuse an RBF exponent at which the kernel is 0 (underflow) or exactly 1.
+
+    Either way every ε reads 0 ("no leakage") whatever the data.
+    """
+    # exp(-x) underflows to 0 in float64 for x > ~745.
+    if exponent > 700.0:
+        problem = "so small that the RBF kernel underflows to 0"
+    elif exponent < _KERNEL_ONE:
+        problem = "so large that the RBF kernel rounds to 1"
+    else:
+        return
+    raise ValueError(
+        f"{what} is {problem} at {where}, so every ε would read 0 whatever the "
+        f"data. Use {advice}."
+    )
+
+
 def _median_sq_full(pooled):
     m = pooled.size
     k = m // 2
@@ -779,6 +801,17 @@ class MMDTVAuditor(BasePairAuditor):
         ("no leakage") whatever the data.
         """
         if isinstance(self.bandwidth, str):
+            # sigma = bandwidth_scale x each pair's median distance d: the
+            # kernel at d is exp(-1 / (2 scale^2)), whatever the data.
+            with np.errstate(over="ignore"):
+                exponent = 0.5 / np.float64(self.bandwidth_scale) ** 2
+            _check_kernel_exponent(
+                exponent,
+                f"bandwidth_scale={self.bandwidth_scale:g} (of the median bandwidth)",
+                "each pair's median distance",
+                f"a bandwidth_scale in [{np.sqrt(1 / 1400):.3g}, "
+                f"{np.sqrt(0.5 / _KERNEL_ONE):.3g}]",
+            )
             return
         sigma = float(self.bandwidth) * self.bandwidth_scale
         rows = data.normalized_rows(
@@ -792,14 +825,13 @@ class MMDTVAuditor(BasePairAuditor):
         # exp(-x) underflows to 0 in float64 for x > ~745.
         with np.errstate(over="ignore"):
             exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
-        if exponent > 700.0:
-            raise ValueError(
-                f"bandwidth={self.bandwidth!r} (times bandwidth_scale: {sigma:.3g}) is "
-                "so small that the RBF kernel underflows to 0 for typical rows (median "
-                f"distance {np.sqrt(median_sq):.3g}), so every ε would read 0 whatever "
-                f"the data. Use a bandwidth of at least {np.sqrt(median_sq / 1400):.3g}"
-                ', or bandwidth="median".'
-            )
+        _check_kernel_exponent(
+            exponent,
+            f"bandwidth={self.bandwidth!r} (times bandwidth_scale: {sigma:.3g})",
+            f"typical rows (median distance {np.sqrt(median_sq):.3g})",
+            f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
+            f'{np.sqrt(0.5 * median_sq / _KERNEL_ONE):.3g}], or bandwidth="median"',
+        )
 
     def _prepare_audit(self, data, pairs):
         self._check_fixed_bandwidth(data)
@@ -1131,9 +1163,14 @@ def mmd_bandwidth_sweep(
     >>> mmd_bandwidth_sweep(X, ids).shape
     (5, 5)
     """
-    scales = np.asarray(scales, dtype=np.float64).reshape(-1)
-    if scales.size == 0 or not np.all(scales > 0):
-        raise ValueError(f"scales must be positive numbers; got {scales.tolist()}.")
+    try:
+        scales = np.asarray(scales, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"scales must be positive numbers; got {scales!r}.") from None
+    if scales.size == 0 or not np.all((scales > 0) & np.isfinite(scales)):
+        raise ValueError(
+            f"scales must be positive finite numbers; got {scales.tolist()}."
+        )
     # One fit per scale through public parameters only (clone + set_params), with
     # one integer seed so that every scale audits the same pairs.
     base = MMDTVAuditor(

@@ -24,6 +24,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 
 from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
+from skprivacy.utils import check_binary_labels, check_scores
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -52,9 +53,11 @@ def roc_operating_points(y_true, y_score):
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Binary labels; truthy = positive class. Both classes must occur.
+        Binary labels: 1 (or True) for the positive class, 0 (or False) for
+        the negative one. Both classes must occur.
     y_score : array-like of shape (n_samples,)
-        Scores, higher = more positive.
+        Scores, higher = more positive; infinite scores are ranked, NaN is
+        an error naming its row.
 
     Returns
     -------
@@ -72,8 +75,8 @@ def roc_operating_points(y_true, y_score):
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    y_true = np.asarray(y_true).astype(bool).ravel()
-    y_score = np.asarray(y_score, dtype=np.float64).ravel()
+    y_true = check_binary_labels(y_true, name="y_true", require_both=False)
+    y_score = check_scores(y_score, name="y_score", allow_infinite=True)
     if y_true.shape != y_score.shape:
         raise ValueError(
             f"y_true and y_score have different lengths: {y_true.shape[0]} and "

@@ -26,7 +26,11 @@ from skprivacy.membership._statistics import (
     _matched_rows,
     _segments,
 )
-from skprivacy.utils import validate_identity_data
+from skprivacy.utils import (
+    check_binary_labels,
+    check_scores,
+    validate_identity_data,
+)
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import (
     HasMethods,
@@ -73,37 +77,19 @@ def membership_auc(member, score):
     >>> membership_auc([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
     0.75
     """
-    member = np.asarray(member)
-    if member.ndim != 1:
-        raise ValueError(f"member must be 1-D; got an array of shape {member.shape}.")
-    if member.dtype.kind not in "biuf" or not np.isin(member, [0, 1]).all():
+    n_member = len(member) if hasattr(member, "__len__") else None
+    n_score = len(score) if hasattr(score, "__len__") else None
+    if n_member is not None and n_score is not None and n_member != n_score:
         raise ValueError(
-            "member must hold 1 (or True) for members and 0 (or False) for "
-            f"non-members; got values {np.unique(member.astype(str))[:5].tolist()}."
+            f"member has {n_member} entries but score has {n_score}; they must "
+            "have the same length."
         )
-    score = np.asarray(score)
-    if score.dtype.kind not in "biuf" or score.ndim != 1:
-        raise ValueError(
-            "score must be a 1-D numeric array, one value per identity; got an "
-            f"array of shape {score.shape} and dtype {score.dtype}."
-        )
-    if score.shape[0] != member.shape[0]:
-        raise ValueError(
-            f"member has {member.shape[0]} entries but score has {score.shape[0]}; "
-            "they must have the same length."
-        )
-    nan = np.flatnonzero(np.isnan(score.astype(np.float64)))
-    if nan.size:
-        shown = ", ".join(map(str, nan[:10].tolist()))
-        raise ValueError(
-            f"score has {nan.size} NaN value(s) at row(s) {shown}; a NaN cannot be "
-            "ranked. Drop those identities first (infinite scores are ranked)."
-        )
-    if member.all() or not member.any():
-        raise ValueError(
-            "member must contain both members (1) and non-members (0); the AUC is "
-            "undefined with only one group."
-        )
+    member = check_binary_labels(
+        member, name="member", positive="members", negative="non-members"
+    )
+    score = check_scores(
+        score, name="score", n_samples=member.shape[0], allow_infinite=True
+    )
     return _auc_ignoring_nan(member, score)
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 from sklearn.base import clone
 
 from skprivacy.membership._geometry import MembershipGeometry
+from skprivacy.utils import check_identity_labels
 
 __all__ = ["audit_reference_sets"]
 
@@ -112,7 +113,14 @@ def audit_reference_sets(
             f"{type(estimator).__name__}."
         )
     X_members = np.asarray(X_members)
-    ids_members = np.asarray(ids_members)
+    if X_members.ndim != 2:
+        raise ValueError(
+            f"X_members must be 2-D (n_rows, n_features); got an array of shape "
+            f"{X_members.shape}."
+        )
+    ids_members = check_identity_labels(
+        ids_members, name="ids_members", n_samples=X_members.shape[0]
+    )
     rows, distributions = [], []
     member_labels = np.array([f"member/{i}" for i in ids_members], dtype=object)
     for name, ref in references.items():
@@ -122,12 +130,15 @@ def audit_reference_sets(
             raise ValueError(
                 f"Reference {name!r} must be a pair (X_ref, ids_ref)."
             ) from exc
-        X_ref, ids_ref = np.asarray(X_ref), np.asarray(ids_ref)
+        X_ref = np.asarray(X_ref)
         if X_ref.ndim != 2 or X_ref.shape[1] != X_members.shape[1]:
             raise ValueError(
                 f"Reference {name!r} has embeddings of shape {X_ref.shape}; the "
                 f"members have {X_members.shape[1]} features."
             )
+        ids_ref = check_identity_labels(
+            ids_ref, name=f"ids of reference {name!r}", n_samples=X_ref.shape[0]
+        )
         X = np.vstack([X_members, X_ref])
         ref_labels = np.array([f"{name}/{i}" for i in ids_ref], dtype=object)
         ids = np.concatenate([member_labels, ref_labels])

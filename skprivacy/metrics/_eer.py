@@ -5,6 +5,8 @@
 import numpy as np
 from sklearn.metrics import roc_curve
 
+from skprivacy.utils import check_binary_labels, check_scores
+
 __all__ = ["equal_error_rate"]
 
 
@@ -40,8 +42,10 @@ def equal_error_rate(y_true, scores):
     Raises
     ------
     ValueError
-        On mismatched lengths, labels other than 0/1, a missing class, or
-        non-finite scores.
+        On mismatched lengths, missing labels or labels other than 0/1, a
+        missing class, or non-finite scores (the messages name the rows).
+    TypeError
+        If the scores are not numeric.
 
     Examples
     --------
@@ -51,39 +55,13 @@ def equal_error_rate(y_true, scores):
     >>> round(eer, 4), threshold
     (0.3333, 0.4)
     """
-    y = np.asarray(y_true)
-    s = np.asarray(scores)
-    if y.ndim != 1 or s.ndim != 1:
-        raise ValueError(
-            f"y_true and scores must be 1-D; got shapes {y.shape} and {s.shape}."
-        )
+    y = check_binary_labels(
+        y_true, name="y_true", positive="genuine pairs", negative="impostor pairs"
+    )
+    s = check_scores(scores, name="scores")
     if y.shape[0] != s.shape[0]:
         raise ValueError(
             f"y_true has {y.shape[0]} entries but scores has {s.shape[0]}."
-        )
-    try:
-        s = s.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"scores must be numeric; got dtype {s.dtype}.") from exc
-    if not np.isfinite(s).all():
-        raise ValueError(
-            f"scores holds {int((~np.isfinite(s)).sum())} non-finite value(s); "
-            "drop or fix those pairs first."
-        )
-    if y.dtype == bool:
-        y = y.astype(np.int64)
-    try:
-        labels = set(np.unique(y).tolist())
-    except TypeError as exc:
-        raise ValueError("y_true must hold 0/1 labels.") from exc
-    if not labels <= {0, 1}:
-        raise ValueError(
-            f"y_true must hold 0 (impostor) and 1 (genuine) only; got {sorted(labels, key=str)}."
-        )
-    if labels != {0, 1}:
-        raise ValueError(
-            "y_true must contain both genuine (1) and impostor (0) pairs; "
-            f"got only {labels.pop()}."
         )
     far, tar, thresholds = roc_curve(y, s, drop_intermediate=False)
     frr = 1.0 - tar

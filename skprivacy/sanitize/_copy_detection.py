@@ -5,6 +5,8 @@
 import numpy as np
 import pandas as pd
 
+from skprivacy.utils import check_identity_labels, check_scores
+
 __all__ = ["copy_detection_map"]
 
 
@@ -44,7 +46,8 @@ def copy_detection_map(query_ids, reference_ids, scores, ground_truth):
     Raises
     ------
     ValueError
-        On mismatched lengths, non-finite scores or an empty ground truth.
+        On mismatched lengths, missing or mixed-type ids (None, NaN), non-finite
+        scores, or an empty ground truth.
 
     Examples
     --------
@@ -54,24 +57,15 @@ def copy_detection_map(query_ids, reference_ids, scores, ground_truth):
     ...                                      ("q4", "r4")})
     0.5555555555555556
     """
-    q = np.asarray(query_ids, dtype=object)
-    r = np.asarray(reference_ids, dtype=object)
-    s = np.asarray(scores)
-    if not (q.ndim == r.ndim == s.ndim == 1) or not (
-        q.shape[0] == r.shape[0] == s.shape[0]
-    ):
+    shapes = [np.shape(v) for v in (query_ids, reference_ids, scores)]
+    if not all(len(shape) == 1 for shape in shapes) or len(set(shapes)) != 1:
         raise ValueError(
             "query_ids, reference_ids and scores must be 1-D with one entry per "
-            f"prediction; got shapes {q.shape}, {r.shape} and {s.shape}."
+            f"prediction; got shapes {shapes[0]}, {shapes[1]} and {shapes[2]}."
         )
-    try:
-        s = s.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"scores must be numeric; got dtype {s.dtype}.") from exc
-    if not np.isfinite(s).all():
-        raise ValueError(
-            f"scores holds {int((~np.isfinite(s)).sum())} non-finite value(s)."
-        )
+    q = check_identity_labels(query_ids, name="query_ids").astype(object)
+    r = check_identity_labels(reference_ids, name="reference_ids").astype(object)
+    s = check_scores(scores, name="scores", allow_empty=True)
     truth = {tuple(pair) for pair in ground_truth}
     if not truth:
         raise ValueError("ground_truth is empty: there is no copy to detect.")

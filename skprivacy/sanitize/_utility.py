@@ -9,14 +9,14 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_score
-from sklearn.utils import check_array, column_or_1d
+from sklearn.utils import check_array
 
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._verification import (
     OpenSetVerificationAuditor,
     _clopper_pearson,
 )
-from skprivacy.utils import l2_normalize
+from skprivacy.utils import check_class_labels, check_identity_labels, l2_normalize
 from skprivacy.utils._progress import Progress
 from skprivacy.utils._sklearn import HasMethods, Interval, validate_params
 
@@ -32,13 +32,20 @@ __all__ = [
 def _check_rows(X, **columns):
     """Validate ``X`` and 1-D per-row columns (None passes through unchanged).
 
+    ``ids*`` and ``groups`` are identity labels, any other column class labels
+    (both through the input layer: no missing label, one kind of label).
     Returns ``X`` followed by the columns, in the order given.
     """
     X = check_array(X, dtype=(np.float64, np.float32))
     out = [X]
     for name, col in columns.items():
         if col is not None:
-            col = column_or_1d(np.asarray(col), warn=False)
+            check = (
+                check_identity_labels
+                if name.startswith(("ids", "groups"))
+                else check_class_labels
+            )
+            col = check(col, name=name)
             if col.shape[0] != X.shape[0]:
                 raise ValueError(
                     f"{name} has {col.shape[0]} entries for {X.shape[0]} rows of X."
@@ -434,8 +441,10 @@ def transfer_audit(
     >>> list(table.stage)
     ['before', 'after']
     """
-    Xs, ids_s = _check_rows(X_source, ids=ids_source)
-    Xt, ids_t, labels_t = _check_rows(X_target, ids=ids_target, labels=labels_target)
+    Xs, ids_s = _check_rows(X_source, ids_source=ids_source)
+    Xt, ids_t, labels_t = _check_rows(
+        X_target, ids_target=ids_target, labels_target=labels_target
+    )
     overlap = np.intersect1d(ids_s.astype(str), ids_t.astype(str))
     if overlap.size:
         raise ValueError(

@@ -15,6 +15,8 @@ from skprivacy.utils._random import check_generator, seed_from
 from skprivacy.utils._threads import blas_threads, limit_blas_threads, map_blas_threads
 from skprivacy.utils._validation import (
     IdentityData,
+    check_binary_labels,
+    check_class_labels,
     check_embeddings,
     check_identity_labels,
     check_no_text_columns,
@@ -31,6 +33,8 @@ __all__ = [
     "MMD_TV_CEILING",
     "IdentityData",
     "blas_threads",
+    "check_binary_labels",
+    "check_class_labels",
     "check_embeddings",
     "check_generator",
     "check_identity_labels",

@@ -24,6 +24,8 @@ __all__ = [
     "MIN_NORM",
     "IdentityData",
     "check_embeddings",
+    "check_binary_labels",
+    "check_class_labels",
     "check_identity_labels",
     "check_no_text_columns",
     "check_scores",
@@ -92,10 +94,153 @@ def check_identity_labels(y, *, name="y", n_samples=None):
     ...
     ValueError: y has 1 missing label(s) (None, NaN or NA) at row(s) 1...
     """
-    if y is None:
-        raise ValueError(
-            f"{name} is None: {name} must hold the identity label of each row."
+    return _check_labels(y, name=name, n_samples=n_samples, noun="identity label")
+
+
+def check_class_labels(y, *, name="labels", n_samples=None):
+    """Validate class labels that are not identities (attributes, conditions).
+
+    The rules of :func:`check_identity_labels`: every row has a label (no
+    None, NaN, ``pd.NA`` or infinity) and all labels are of one kind (all
+    numbers or all strings), with messages that speak of labels rather than
+    identities.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+    name : str, default="labels"
+        Name of the argument, used in error messages.
+    n_samples : int, default=None
+        If given, the required number of labels (the rows of ``X``).
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        The labels.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is None, not 1-D, of the wrong length, has missing or
+        infinite labels (the message lists the rows), or mixes label kinds.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_class_labels
+    >>> check_class_labels(["smile", "neutral"]).tolist()
+    ['smile', 'neutral']
+    >>> check_class_labels([0, None], name="attribute")
+    Traceback (most recent call last):
+    ...
+    ValueError: attribute has 1 missing label(s) (None, NaN or NA) at row(s) 1...
+    """
+    return _check_labels(y, name=name, n_samples=n_samples, noun="label")
+
+
+def check_binary_labels(
+    y,
+    *,
+    name="y_true",
+    n_samples=None,
+    positive="positive",
+    negative="negative",
+    require_both=True,
+):
+    """Validate 0/1 labels and return them as a boolean array.
+
+    Every row needs a label (no None, NaN or ``pd.NA``), and every label must
+    be 0 or 1 (``False`` or ``True``); other values, strings included, are
+    refused rather than cast to bool (where ``"0"``, ``2`` or NaN would all
+    count as positive).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels.
+    name : str, default="y_true"
+        Name of the argument, used in error messages.
+    n_samples : int, default=None
+        If given, the required number of labels.
+    positive, negative : str, default="positive", "negative"
+        What 1 and 0 stand for, used in error messages (e.g. "genuine pairs").
+    require_both : bool, default=True
+        Whether both values must occur.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,), dtype=bool
+        ``True`` where the label is 1.
+
+    Raises
+    ------
+    ValueError
+        On a missing label (the message lists the rows), a value other than
+        0/1, a wrong length, or (with ``require_both``) a missing class.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_binary_labels
+    >>> check_binary_labels([1, 0, True]).tolist()
+    [True, False, True]
+    >>> check_binary_labels([1, 0, 2])
+    Traceback (most recent call last):
+    ...
+    ValueError: y_true must hold 0 (negative) and 1 (positive) only (or False and True); got the value(s) 2 at row(s) 2.
+    """
+    y = _check_labels(
+        y, name=name, n_samples=n_samples, noun="0/1 label", one_kind=False
+    )
+    if y.dtype.kind == "b":
+        labels = y
+    else:
+        if y.dtype.kind in "iufc":
+            is_zero, is_one = y == 0, y == 1
+        else:  # strings, or objects judged one by one (a string is never 0/1)
+            number = np.array(
+                [_label_kind(v) == "number" for v in y.tolist()], dtype=bool
+            )
+            is_zero = number & np.array([v == 0 for v in y.tolist()], dtype=bool)
+            is_one = number & np.array([v == 1 for v in y.tolist()], dtype=bool)
+        odd = ~(is_zero | is_one)
+        labels = is_one
+        if odd.any():
+            rows = np.flatnonzero(odd)
+            values = list(
+                dict.fromkeys(
+                    repr(v) if isinstance(v, str) else str(v)
+                    for v in y[rows].tolist()
+                )
+            )[:5]
+            raise ValueError(
+                f"{name} must hold 0 ({negative}) and 1 ({positive}) only (or "
+                f"False and True); got the value(s) {', '.join(values)} at row(s) "
+                f"{_show_rows(rows)}."
+            )
+    if require_both and (labels.all() or not labels.any()):
+        got = (
+            "no row"
+            if labels.size == 0
+            else (f"only {positive} (1)" if labels.all() else f"only {negative} (0)")
         )
+        raise ValueError(
+            f"{name} must contain both {positive} (1) and {negative} (0); got {got}."
+        )
+    return np.asarray(labels, dtype=bool)
+
+
+def _article(noun):
+    return "an" if noun[0] in "aeiou" else "a"
+
+
+def _check_labels(y, *, name, n_samples, noun, one_kind=True):
+    """Apply the label rules of :func:`check_identity_labels`, worded for ``noun``.
+
+    ``one_kind=False`` skips the rule against mixing numbers and strings (for
+    callers that check every value themselves).
+    """
+    if y is None:
+        raise ValueError(f"{name} is None: {name} must hold the {noun} of each row.")
     if isinstance(y, (pd.Series, pd.Index)) or pd.api.types.is_extension_array_dtype(
         getattr(y, "dtype", None)
     ):
@@ -107,38 +252,34 @@ def check_identity_labels(y, *, name="y", n_samples=None):
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
             raise ValueError(
-                f"{name} must be 1-D (one identity label per row); got a DataFrame "
+                f"{name} must be 1-D (one {noun} per row); got a DataFrame "
                 f"with {y.shape[1]} columns."
             )
         y = y.iloc[:, 0].to_numpy(dtype=object)
     if np.isscalar(y):
         raise ValueError(
-            f"{name} must be an array of identity labels, one per row; got the "
-            f"scalar {y!r}."
+            f"{name} must be an array of {noun}s, one per row; got the scalar {y!r}."
         )
     try:
         y = np.asarray(y)
     except ValueError as exc:  # ragged nested sequences
-        raise ValueError(
-            f"{name} must be a 1-D array of identity labels: {exc}"
-        ) from None
+        raise ValueError(f"{name} must be a 1-D array of {noun}s: {exc}") from None
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             f"A column-vector {name} was passed when a 1d array was expected; "
             "it is flattened (pass it as shape (n_samples,) to avoid this).",
             DataConversionWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(
-            f"{name} must be 1-D (one identity label per row); got an array of "
-            f"shape {y.shape}."
+            f"{name} must be 1-D (one {noun} per row); got an array of shape {y.shape}."
         )
     if n_samples is not None and y.shape[0] != n_samples:
         raise ValueError(
             f"{name} has {y.shape[0]} label(s) but X has {n_samples} row(s); "
-            "one identity label per row of X is needed."
+            f"one {noun} per row of X is needed."
         )
     if y.dtype.kind == "O":
         missing = pd.isna(y)
@@ -150,19 +291,19 @@ def check_identity_labels(y, *, name="y", n_samples=None):
         rows = np.flatnonzero(missing)
         raise ValueError(
             f"{name} has {rows.size} missing label(s) (None, NaN or NA) at row(s) "
-            f"{_show_rows(rows)}; every row needs an identity label. Drop those "
+            f"{_show_rows(rows)}; every row needs {_article(noun)} {noun}. Drop those "
             "rows first."
         )
     if y.dtype.kind == "O":
         kinds = pd.api.types.infer_dtype(y, skipna=False)
-        if kinds.startswith("mixed") or kinds == "unknown-array":
+        if one_kind and (kinds.startswith("mixed") or kinds == "unknown-array"):
             labels = np.array([_label_kind(v) for v in y], dtype=object)
             distinct = list(dict.fromkeys(labels.tolist()))
             if len(distinct) > 1:
                 first = [int(np.flatnonzero(labels == k)[0]) for k in distinct]
                 raise ValueError(
                     f"{name} mixes label types ({', '.join(distinct)}; first at "
-                    f"row(s) {', '.join(map(str, first))}). Identity labels must be "
+                    f"row(s) {', '.join(map(str, first))}). {noun.capitalize()}s must be "
                     "all numbers or all strings; convert them to one type first, "
                     f"e.g. {name}.astype(str)."
                 )
@@ -174,12 +315,14 @@ def check_identity_labels(y, *, name="y", n_samples=None):
         rows = np.flatnonzero(missing)
         raise ValueError(
             f"{name} has {rows.size} infinite label(s) at row(s) {_show_rows(rows)}; "
-            "identity labels must be finite."
+            f"{noun}s must be finite."
         )
     return y
 
 
-def check_scores(scores, *, name="scores", n_samples=None, allow_empty=False):
+def check_scores(
+    scores, *, name="scores", n_samples=None, allow_empty=False, allow_infinite=False
+):
     """Validate a 1-D array of real scores: numeric, finite, of the right length.
 
     Parameters
@@ -192,6 +335,9 @@ def check_scores(scores, *, name="scores", n_samples=None, allow_empty=False):
         If given, the required length.
     allow_empty : bool, default=False
         Whether an empty array is acceptable.
+    allow_infinite : bool, default=False
+        Whether ``inf`` and ``-inf`` are acceptable (scores that are only
+        ranked); NaN is never acceptable.
 
     Returns
     -------
@@ -220,7 +366,8 @@ def check_scores(scores, *, name="scores", n_samples=None, allow_empty=False):
     if arr.dtype.kind not in "biuf":
         if arr.dtype.kind == "O":
             try:
-                arr = arr.astype(np.float64)
+                # None and pd.NA are missing scores (NaN), reported below.
+                arr = np.where(pd.isna(arr), np.nan, arr).astype(np.float64)
             except (TypeError, ValueError):
                 arr = None
         else:
@@ -242,12 +389,17 @@ def check_scores(scores, *, name="scores", n_samples=None, allow_empty=False):
         )
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} is empty; at least one score is needed.")
-    bad = ~np.isfinite(arr)
+    bad = np.isnan(arr) if allow_infinite else ~np.isfinite(arr)
     if bad.any():
         rows = np.flatnonzero(bad)
+        what = (
+            "NaN value(s)"
+            if allow_infinite
+            else "non-finite value(s) (NaN or infinity)"
+        )
         raise ValueError(
-            f"{name} has {rows.size} non-finite value(s) (NaN or infinity) at "
-            f"row(s) {_show_rows(rows)}; drop those rows first."
+            f"{name} has {rows.size} {what} at row(s) {_show_rows(rows)}; drop "
+            "those rows first."
         )
     return arr
 
@@ -372,8 +524,13 @@ def l2_normalize(X, *, copy=True):
     X = np.array(X, dtype=np.result_type(X, np.float32), copy=copy)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got an array of shape {X.shape}.")
-    norms = row_norms(X)[:, None]
-    np.divide(X, norms.astype(X.dtype), out=X, where=norms > 0)
+    norms = row_norms(X)
+    positive = norms > 0
+    if X.dtype == np.float64 or np.all(norms < np.finfo(X.dtype).max):
+        np.divide(X, norms[:, None].astype(X.dtype), out=X, where=positive[:, None])
+    else:
+        # A float32 row of norm beyond float32's range: divide in float64.
+        X[positive] = _divide_rows(X[positive], norms[positive])
     return X
 
 
