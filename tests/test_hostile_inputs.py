@@ -630,3 +630,27 @@ def test_apply_head_names_non_finite_cosines():
 
     with pytest.raises(ValueError, match="cos has 1 non-finite"):
         apply_head("arcface", np.array([0.5, np.nan]), 0.5)
+
+
+@pytest.mark.parametrize("labels", ["numpy", "dask"])
+def test_isp_on_dask_arrays_with_unknown_chunk_sizes(labels, data):
+    # A boolean mask leaves a dask array that does not know its chunk sizes;
+    # ISP computes them instead of failing, and fits what numpy fits.
+    da = pytest.importorskip("dask.array")
+    X, y = data
+    keep = X[:, 0] > -0.2
+    Xd = da.from_array(X, chunks=(10, 5))
+    mask = da.from_array(keep, chunks=10)
+    X_unknown = Xd[mask]
+    assert np.isnan(X_unknown.shape[0])
+    y_arg = y[keep] if labels == "numpy" else da.from_array(y, chunks=10)[mask]
+    reference = ISP(n_components=2).fit(X[keep], y[keep])
+    fitted = ISP(n_components=2).fit(X_unknown, y_arg)
+    np.testing.assert_allclose(
+        np.abs(fitted.components_), np.abs(reference.components_), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        fitted.transform(X_unknown).compute(),
+        reference.transform(X[keep]),
+        atol=1e-12,
+    )

@@ -543,6 +543,18 @@ def _is_dask_array(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "map_blocks")
 
 
+def _known_chunks(X):
+    """``X`` with its chunk sizes computed if any is unknown (NaN).
+
+    A dask array filtered by a boolean mask (``X[X[:, 0] > 0]``) does not know
+    its chunk sizes, which rechunking and aligning the labels need; computing
+    them costs one pass over the blocks.
+    """
+    if any(np.isnan(size) for sizes in X.chunks for size in sizes):
+        X = X.compute_chunk_sizes()
+    return X
+
+
 def _clean_block_stats(X, labels, scatter):
     """Clean one block and return its sufficient statistics and drop counts.
 
@@ -628,9 +640,9 @@ class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
 
         if X.ndim != 2:
             raise ValueError(f"Expected a 2-D dask array; got {X.ndim} dimension(s).")
-        X = X.rechunk({1: -1})
+        X = _known_chunks(X).rechunk({1: -1})
         if _is_dask_array(labels):
-            labels = labels.rechunk((X.chunks[0],))
+            labels = _known_chunks(labels).rechunk((X.chunks[0],))
         else:
             labels = np.asarray(labels)
             if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
@@ -663,6 +675,7 @@ class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         """Validate ``X`` and apply ``apply``; a dask array gives a lazy dask array."""
         if _is_dask_array(X):
             check_is_fitted(self)
+            X = _known_chunks(X)
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 raise ValueError(
                     f"X has shape {X.shape}; {type(self).__name__} expects "
@@ -672,8 +685,15 @@ class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
             dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.dtype(np.float64)
             # Row blocks are independent: each is transformed by the numpy
             # path, on whichever worker holds it.
-            return X.map_blocks(self.transform, dtype=dtype)
+            return X.map_blocks(self._transform_block, dtype=dtype)
         return apply(self._validate_transform_data(X, check_finite=check_finite))
+
+    def _transform_block(self, X):
+        # A block emptied by a mask (X[X[:, 0] > 0]) has no row to transform.
+        if X.shape[0] == 0:
+            dtype = X.dtype if X.dtype in _FLOAT_DTYPES else np.float64
+            return np.empty((0, X.shape[1]), dtype=dtype)
+        return self.transform(X)
 
     def _validate_transform_data(self, X, *, check_finite=True):
         check_is_fitted(self)
