@@ -654,3 +654,164 @@ def test_isp_on_dask_arrays_with_unknown_chunk_sizes(labels, data):
         reference.transform(X[keep]),
         atol=1e-12,
     )
+
+
+# ------------------------------------------------------- projector files
+def _projector_arrays(d=6, r=2):
+    U = np.linalg.qr(np.random.default_rng(0).normal(size=(d, r)))[0].T
+    P = np.eye(d) - U.T @ U
+    return {
+        "components": U,
+        "projector": P,
+        "mean": np.zeros(d),
+        "singular_values": np.ones(r),
+        "explained_energy_ratio": np.full(r, 0.5),
+        "renormalize": np.asarray(True),
+        "feature_names_in": np.array([f"e{i}" for i in range(d)]),
+    }
+
+
+def _write_npz(path, **changes):
+    arrays = {**_projector_arrays(), **changes}
+    np.savez(path, **{k: v for k, v in arrays.items() if v is not None})
+    return path
+
+
+def test_projector_round_trip_value(tmp_path, data):
+    X, y = data
+    isp = ISP(n_components=2).fit(X, y)
+    isp.to_npz(tmp_path / "p.npz")
+    loaded = ISP.from_npz(tmp_path / "p.npz")
+    np.testing.assert_array_equal(loaded.transform(X), isp.transform(X))
+    assert loaded.renormalize is True
+
+
+def _damage(path, how):
+    raw = bytearray(path.read_bytes())
+    if how == "truncated":
+        path.write_bytes(bytes(raw[: len(raw) // 2]))
+    else:  # one byte of the first stored array flipped: a CRC mismatch
+        offset = raw.index(b"\x93NUMPY") + 200
+        raw[offset] ^= 0xFF
+        path.write_bytes(bytes(raw))
+
+
+PROJECTOR_CASES = {
+    "truncated zip": (
+        lambda p: _damage(_write_npz(p), "truncated"),
+        "damaged .npz archive",
+    ),
+    "flipped byte": (lambda p: _damage(_write_npz(p), "flip"), "damaged array"),
+    "a CSV": (
+        lambda p: p.write_text("e0,e1,identity\n0.1,0.2,a\n"),
+        "not an .npz archive written by ISP.to_npz (it is text starting 'e0,e1,id",
+    ),
+    "empty file": (lambda p: p.write_bytes(b""), "(it is empty)"),
+    "a single .npy": (
+        lambda p: p.write_bytes(_npy_bytes(np.eye(3))),
+        "a single .npy array, not an .npz archive",
+    ),
+    "missing key": (
+        lambda p: _write_npz(p, mean=None),
+        "it lacks mean (it holds",
+    ),
+    "renormalize of 2 elements": (
+        lambda p: _write_npz(p, renormalize=np.array([True, False])),
+        "renormalize must be a single boolean; it has shape (2,)",
+    ),
+    "renormalize 0.5": (
+        lambda p: _write_npz(p, renormalize=np.asarray(0.5)),
+        "renormalize must be a single boolean; it holds 0.5",
+    ),
+    "renormalize text": (
+        lambda p: _write_npz(p, renormalize=np.asarray("yes")),
+        "renormalize must be a single boolean; it holds 'yes'",
+    ),
+    "pickled object array": (
+        lambda p: _write_npz(p, mean=np.array([None] * 6, dtype=object)),
+        "array 'mean' holds Python objects, which skprivacy never unpickles",
+    ),
+    "mean of the wrong length": (
+        lambda p: _write_npz(p, mean=np.zeros(5)),
+        "mean must have shape (6,); it has shape (5,)",
+    ),
+    "components as text": (
+        lambda p: _write_npz(p, components=np.full((2, 6), "a")),
+        "components must hold real numbers; it has dtype <U1",
+    ),
+    "components 1-D": (
+        lambda p: _write_npz(p, components=np.ones(6)),
+        "components must be a 2-D array (r, n_features); it has shape (6,)",
+    ),
+    "components not orthonormal": (
+        lambda p: _write_npz(p, components=np.ones((2, 6))),
+        "components rows are not orthonormal",
+    ),
+    "components with NaN": (
+        lambda p: _write_npz(p, components=np.full((2, 6), np.nan)),
+        "components holds 12 non-finite value(s)",
+    ),
+    "projector of another basis": (
+        lambda p: _write_npz(p, projector=np.eye(6)),
+        "projector does not equal I - components^T components",
+    ),
+    "feature names of the wrong length": (
+        lambda p: _write_npz(p, feature_names_in=np.array(["a", "b"])),
+        "feature_names_in must hold 6 column name(s) (text); it has shape (2,)",
+    ),
+}
+
+
+def _npy_bytes(array):
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("case", list(PROJECTOR_CASES))
+def test_projector_files_one_line_errors(case, tmp_path):
+    make, fragment = PROJECTOR_CASES[case]
+    path = tmp_path / "projector.npz"
+    make(path)
+    with pytest.raises(ValueError) as excinfo:
+        ISP.from_npz(path)
+    msg = str(excinfo.value)
+    assert msg.startswith(f"projector file {path}: "), msg
+    assert fragment in msg, msg
+    assert "\n" not in msg
+    # numpy's advice to unpickle never reaches the user.
+    assert "allow_pickle" not in msg
+
+
+def test_cli_sanitize_with_a_damaged_projector_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    X, _ = make_identity_embeddings(4, 3, 6, random_state=0)
+    csv = tmp_path / "emb.csv"
+    pd.DataFrame(X, columns=[f"e{i}" for i in range(6)]).to_csv(csv, index=False)
+    projector = tmp_path / "p.npz"
+    _damage(_write_npz(projector), "truncated")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skprivacy",
+            "sanitize",
+            str(csv),
+            "--projector",
+            str(projector),
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert f"projector file {projector}: damaged .npz archive" in lines[0]
+    assert not (tmp_path / "out").exists()

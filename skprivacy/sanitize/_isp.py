@@ -15,6 +15,7 @@ from skprivacy.sanitize._base import (
     _warn_few_dimensions,
     low_rank_update,
 )
+from skprivacy.sanitize._projector import read_projector
 from skprivacy.utils._sklearn import (
     Interval,
     RealNotInt,
@@ -358,7 +359,9 @@ class ISP(_BaseIdentityEraser):
         """Rebuild a fitted ISP from an archive written by :meth:`to_npz`.
 
         The archive is read with ``allow_pickle=False``, so loading it cannot
-        execute code (unlike unpickling an estimator).
+        execute code (unlike unpickling an estimator), and every field is
+        checked (keys, shapes, dtypes, orthonormal components, a boolean
+        ``renormalize``).
 
         Parameters
         ----------
@@ -369,38 +372,14 @@ class ISP(_BaseIdentityEraser):
         -------
         isp : ISP
             A fitted ISP equivalent to the saved one.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a valid projector archive: one line naming the
+            file and the problem.
         """
-        with np.load(file, allow_pickle=False) as archive:
-            if not hasattr(archive, "files"):
-                raise ValueError(
-                    f"file {str(file)!r} is a single array, not an .npz archive "
-                    "written by ISP.to_npz."
-                )
-            required = [
-                "components",
-                "renormalize",
-                "mean",
-                "singular_values",
-                "explained_energy_ratio",
-            ]
-            missing = [key for key in required if key not in archive.files]
-            if missing:
-                raise ValueError(
-                    f"file {str(file)!r} is not an archive written by ISP.to_npz: "
-                    f"it lacks {', '.join(missing)} (it holds "
-                    f"{', '.join(archive.files) or 'no arrays'})."
-                )
-            names = (
-                archive["feature_names_in"] if "feature_names_in" in archive else None
-            )
-            return cls.from_components(
-                archive["components"],
-                renormalize=bool(archive["renormalize"]),
-                mean=archive["mean"],
-                singular_values=archive["singular_values"],
-                explained_energy_ratio=archive["explained_energy_ratio"],
-                feature_names_in=names,
-            )
+        return cls.from_components(**read_projector(file))
 
     @classmethod
     def from_components(
