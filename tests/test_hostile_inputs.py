@@ -815,3 +815,101 @@ def test_cli_sanitize_with_a_damaged_projector_is_one_line(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert f"projector file {projector}: damaged .npz archive" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------- identity columns
+def _table(n_identities=8, n_rows=12, d=4, seed=0):
+    X, y = make_identity_embeddings(n_identities, n_rows, d, random_state=seed)
+    frame = pd.DataFrame(X, columns=[f"e{i}" for i in range(d)])
+    frame.insert(0, "identity", [f"id{v}" for v in y])
+    frame["shot"] = np.tile(np.arange(n_rows), n_identities)
+    frame["pose"] = np.resize([0.5, 1.5, 2.5], len(frame))
+    frame["path"] = [f"img{i}.png" for i in range(len(frame))]
+    return frame
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "parquet-1", "parquet-2"])
+def test_column_classification_does_not_depend_on_chunking(fmt, tmp_path):
+    from skprivacy.datasets import classify_columns, select_feature_columns
+
+    frame = _table()
+    if fmt.startswith("parquet"):
+        pytest.importorskip("pyarrow")
+        path = tmp_path / "emb.parquet"
+        # Row groups of 1 or 2 rows: the file's own chunks are tiny.
+        frame.to_parquet(path, row_group_size=int(fmt[-1]), index=False)
+    else:
+        path = tmp_path / f"emb.{fmt}"
+        frame.to_csv(path, index=False)
+    expected = select_feature_columns(frame, id_column="identity")
+    features, excluded, head = classify_columns(path, id_column="identity")
+    assert (features, excluded) == expected
+    assert features == ["e0", "e1", "e2", "e3"]
+    assert excluded["pose"].startswith("low cardinality")
+    pd.testing.assert_frame_equal(head, frame, check_dtype=False)
+    # What a two-row chunk concludes (the defect this peek removes): every
+    # embedding coordinate looks like low-cardinality metadata.
+    with pytest.raises(ValueError, match="e0: low cardinality"):
+        select_feature_columns(frame.iloc[:2], id_column="identity")
+
+
+def test_classification_reads_a_fixed_peek(tmp_path):
+    from skprivacy.datasets import classify_columns
+
+    frame = _table(n_identities=200, n_rows=10)
+    path = tmp_path / "emb.csv"
+    frame.to_csv(path, index=False)
+    _, _, head = classify_columns(path, id_column="identity")
+    assert len(head) == 1000
+    _, _, head = classify_columns(path, id_column="identity", n_rows=7)
+    assert len(head) == 7
+
+
+@pytest.mark.parametrize(
+    "column, fragment",
+    [
+        (
+            "e1",
+            "column 'e1' does not look like identity labels: it holds numbers "
+            "that are not whole",
+        ),
+        (
+            "pose",
+            "column 'pose' does not look like identity labels: it holds "
+            "numbers that are not whole",
+        ),
+    ],
+)
+def test_a_continuous_identity_column_is_refused(column, fragment, tmp_path):
+    from skprivacy.datasets import classify_columns, read_embeddings
+
+    path = tmp_path / "emb.csv"
+    _table().to_csv(path, index=False)
+    with pytest.raises(ValueError) as excinfo:
+        classify_columns(path, id_column=column)
+    assert fragment in str(excinfo.value)
+    with pytest.raises(ValueError) as excinfo:
+        read_embeddings(path, id_column=column)
+    assert fragment in str(excinfo.value)
+
+
+def test_identity_columns_that_pass_and_singletons():
+    from skprivacy.utils import check_identity_column, check_identity_counts
+
+    # Whole-number floats (a CSV id column with a gap reads as float) pass.
+    check_identity_column([1.0, 2.0, np.nan, 1.0, 2.0], column="identity")
+    check_identity_column(pd.array([3, 3, 4, 4], dtype="Int64"), column="identity")
+    check_identity_column(["a", "b", "a"], column="identity")
+    # A row key: every label once.
+    with pytest.raises(ValueError) as excinfo:
+        check_identity_column([f"img{i}.png" for i in range(96)], column="path")
+    assert str(excinfo.value).startswith(
+        "column 'path' does not look like identity labels: each of its 96 labels "
+        "occurs on one row only"
+    )
+    # A leading sample of a stream: later rows may repeat the labels.
+    check_identity_column(["a", "b", "c"], column="identity", require_repeats=False)
+    check_identity_counts([1, 1, 2], column="identity")
+    check_identity_counts([5], column="identity")  # one identity: judged elsewhere
+    with pytest.raises(ValueError, match="column 'identity' does not look like"):
+        check_identity_counts([1, 1], column="identity")

@@ -11,8 +11,13 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.exceptions import ExcludedColumnsWarning
+from skprivacy.utils import check_identity_column
 
-__all__ = ["read_embeddings", "select_feature_columns"]
+__all__ = ["classify_columns", "read_embeddings", "select_feature_columns"]
+
+#: Rows read from the start of a file to classify its columns (features,
+#: metadata, identity) before streaming it, whatever the chunk size.
+PEEK_ROWS = 1000
 
 #: A float column with at most this many distinct values (and at most one per
 #: ``_LOW_CARDINALITY_ROWS`` rows) is metadata (a pose, a scale, a flag), not an
@@ -200,6 +205,107 @@ def select_feature_columns(frame, *, id_column, features=None, exclude=None):
     return chosen, excluded
 
 
+def _peek(path, n_rows):
+    """Read the first ``n_rows`` data rows of a CSV (any compression) or Parquet file."""
+    name = Path(path).name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            # Function-level import: pyarrow is an optional dependency.
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            batches, n = [], 0
+            with pq.ParquetFile(path, pre_buffer=False) as handle:
+                for batch in handle.iter_batches(batch_size=n_rows):
+                    batches.append(batch.slice(0, n_rows - n))
+                    n += batches[-1].num_rows
+                    if n >= n_rows:
+                        break
+                schema = handle.schema_arrow
+            return pa.Table.from_batches(batches, schema=schema).to_pandas()
+        return pd.read_csv(path, nrows=n_rows)
+    except ImportError as exc:
+        raise ImportError(
+            f"Reading Parquet needs pyarrow: pip install 'skprivacy[parquet]' ({exc})."
+        ) from exc
+    except (OSError, UnicodeError):
+        raise
+    except Exception as exc:  # any parser error becomes one clear message
+        raise ValueError(f"Could not read {path}: {exc}") from exc
+
+
+def classify_columns(path, *, id_column, features=None, exclude=None, n_rows=PEEK_ROWS):
+    """Classify the columns of a file from one peek at its first rows.
+
+    For files processed in chunks: the feature columns are chosen (by
+    :func:`select_feature_columns`) on the first ``n_rows`` rows, read once
+    whatever the chunk size, so the same file always gets the same features.
+    The identity column, when present, must look like identity labels
+    (:func:`~skprivacy.utils.check_identity_column`: whole numbers or text;
+    labels that all occur once are judged on the whole file, with
+    :func:`~skprivacy.utils.check_identity_counts`, since later rows may
+    repeat them).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV (any compression pandas infers) or Parquet (``.parquet``,
+        ``.pq``) file.
+    id_column : str or None
+        The identity column; None (or a name the file lacks) for a file
+        without one.
+    features : str or None, default=None
+        Regular expression selecting the feature columns by name.
+    exclude : str or None, default=None
+        Regular expression of column names never used as features.
+    n_rows : int, default=PEEK_ROWS
+        Rows read.
+
+    Returns
+    -------
+    feature_columns : list
+        The selected column labels, in file order.
+    excluded_columns : dict of str to str
+        Every other column (except the identity column) and why it is out.
+    head : DataFrame
+        The rows read (column dtypes, presence of the identity column).
+
+    Raises
+    ------
+    ValueError
+        As :func:`select_feature_columns`, if the file cannot be parsed, or if
+        the identity column does not look like identity labels.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from skprivacy.datasets import classify_columns
+    >>> rng = np.random.default_rng(0)
+    >>> frame = pd.DataFrame({"identity": np.repeat(["a", "b"], 50),
+    ...                       "shot": np.tile(np.arange(50), 2),
+    ...                       "e0": rng.normal(size=100), "e1": rng.normal(size=100)})
+    >>> path = os.path.join(tempfile.mkdtemp(), "emb.csv")
+    >>> frame.to_csv(path, index=False)
+    >>> cols, excluded, head = classify_columns(path, id_column="identity")
+    >>> cols, excluded["shot"], len(head)
+    (['e0', 'e1'], 'integer-valued (metadata such as a frame, shot or pose number)', 100)
+    >>> classify_columns(path, id_column="e1")
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'e1' does not look like identity labels: it holds numbers that are not whole...
+    """
+    head = _peek(path, n_rows)
+    if id_column is not None and id_column in head.columns:
+        check_identity_column(head[id_column], column=id_column, require_repeats=False)
+    else:
+        id_column = None
+    feature_columns, excluded = select_feature_columns(
+        head, id_column=id_column, features=features, exclude=exclude
+    )
+    return feature_columns, excluded, head
+
+
 def describe_excluded(excluded):
     """One sentence naming every excluded column and why (for warnings and logs)."""
     return (
@@ -305,8 +411,9 @@ def read_embeddings(
     FileNotFoundError
         If ``path`` (or ``labels``) does not exist.
     ValueError
-        If the file cannot be parsed, the identity column is missing, no
-        embedding column remains, ``features`` matches nothing, or a selected
+        If the file cannot be parsed, the identity column is missing or holds
+        numbers that are not whole (not identity labels), no embedding column
+        remains, ``features`` matches nothing, or a selected
         column holds a cell that is not a number (the message names the column
         and row).
 
@@ -376,6 +483,7 @@ def read_embeddings(
             f"Identity column '{id_column}' not found in {path}; columns are: {shown}"
             f"{' ...' if frame.shape[1] > 10 else ''}."
         )
+    check_identity_column(frame[id_column], column=id_column, require_repeats=False)
     # Every column of an array file is an embedding dimension by construction.
     automatic = features is None and fmt not in {"npy", "npz"}
     if features is None and not automatic:

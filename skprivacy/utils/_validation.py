@@ -26,6 +26,8 @@ __all__ = [
     "check_embeddings",
     "check_binary_labels",
     "check_class_labels",
+    "check_identity_column",
+    "check_identity_counts",
     "check_identity_labels",
     "check_no_text_columns",
     "check_scores",
@@ -208,8 +210,7 @@ def check_binary_labels(
             rows = np.flatnonzero(odd)
             values = list(
                 dict.fromkeys(
-                    repr(v) if isinstance(v, str) else str(v)
-                    for v in y[rows].tolist()
+                    repr(v) if isinstance(v, str) else str(v) for v in y[rows].tolist()
                 )
             )[:5]
             raise ValueError(
@@ -318,6 +319,94 @@ def _check_labels(y, *, name, n_samples, noun, one_kind=True):
             f"{noun}s must be finite."
         )
     return y
+
+
+def check_identity_counts(counts, *, column="identity"):
+    """Refuse identities that all have a single row (a row key, not identities).
+
+    Parameters
+    ----------
+    counts : array-like of int
+        Rows per identity, over the whole input.
+    column : str, default="identity"
+        Name of the identity column, used in the message.
+
+    Raises
+    ------
+    ValueError
+        If there are at least two rows and every identity has exactly one.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_identity_counts
+    >>> check_identity_counts([3, 1, 2])
+    >>> check_identity_counts([1, 1, 1], column="path")
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'path' does not look like identity labels: each of its 3 labels occurs on one row only...
+    """
+    counts = np.asarray(counts)
+    if counts.size >= 2 and counts.max() == 1:
+        raise ValueError(
+            f"column {str(column)!r} does not look like identity labels: each of "
+            f"its {counts.size} labels occurs on one row only, like a row key (a "
+            "file name or an index). An identity needs at least two rows; name "
+            "the identity column (--id-column / id_column=)."
+        )
+
+
+def check_identity_column(values, *, column="identity", require_repeats=True):
+    """Refuse a column that does not look like identity labels.
+
+    Two kinds of column are refused, each with a message naming it: numbers
+    that are not whole (a continuous measurement such as an embedding
+    coordinate, e.g. a feature column given as the identity column by
+    mistake), and labels that each occur once (see
+    :func:`check_identity_counts`). Missing labels are not judged here (the
+    readers drop those rows with a warning).
+
+    Parameters
+    ----------
+    values : array-like or Series of shape (n_rows,)
+        The column.
+    column : str, default="identity"
+        Its name, used in the messages.
+    require_repeats : bool, default=True
+        Whether labels that all occur once are refused. Pass False for the
+        leading rows of a streamed file (later rows may repeat them) and call
+        :func:`check_identity_counts` on the counts of the whole file.
+
+    Raises
+    ------
+    ValueError
+        If the column holds non-whole numbers, or (with ``require_repeats``)
+        every label occurs once.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_identity_column
+    >>> check_identity_column(["a", "a", "b", "b"])
+    >>> check_identity_column([0.12, -0.4, 0.33, 0.12], column="e1")
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'e1' does not look like identity labels: it holds numbers that are not whole...
+    """
+    series = pd.Series(values).dropna()
+    kind = pd.api.types.infer_dtype(series, skipna=True)
+    if kind in ("floating", "mixed-integer-float", "decimal"):
+        numbers = series.to_numpy(dtype=np.float64)
+        fractional = np.isfinite(numbers) & (numbers != np.round(numbers))
+        if fractional.any():
+            shown = ", ".join(f"{v:.4g}" for v in numbers[fractional][:3])
+            raise ValueError(
+                f"column {str(column)!r} does not look like identity labels: it "
+                f"holds numbers that are not whole ({int(fractional.sum())} of "
+                f"{numbers.size}, e.g. {shown}), like an embedding coordinate or "
+                "another measurement. Name the identity column (--id-column / "
+                "id_column=)."
+            )
+    if require_repeats:
+        check_identity_counts(series.value_counts(sort=False).to_numpy(), column=column)
 
 
 def check_scores(
