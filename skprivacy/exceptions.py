@@ -7,7 +7,9 @@ __all__ = [
     "ExcludedColumnsWarning",
     "ExcludedIdentitiesWarning",
     "FewDimensionsLeftWarning",
+    "OutputBusyError",
     "ProbeCountWarning",
+    "StaleOutputWarning",
     "UnresolvableRateWarning",
 ]
 
@@ -45,6 +47,16 @@ class FewDimensionsLeftWarning(UserWarning):
     """
 
 
+class OutputBusyError(FileExistsError):
+    """Another running skprivacy process is writing the same output.
+
+    Raised when an output directory is claimed (see
+    :meth:`skprivacy.AuditReport.save`): two runs into one directory would
+    otherwise replace each other's output. The message names the path and the
+    other process.
+    """
+
+
 class ProbeCountWarning(UserWarning):
     """Probe counts differ between the groups a membership statistic compares.
 
@@ -56,6 +68,17 @@ class ProbeCountWarning(UserWarning):
     :class:`~skprivacy.membership.MembershipGeometry` when that correction
     (``match_k=True``, the default) is switched off, or when new identities
     have fewer probes than the fitted matched count.
+    """
+
+
+class StaleOutputWarning(UserWarning):
+    """Leftovers of an interrupted skprivacy run were found beside an output.
+
+    A run killed while writing (e.g. ``kill -9``) leaves its claim file and a
+    hidden staging directory ``.<out>.<pid>.<token>.tmp`` beside the output.
+    The next run writing the same output takes over the claim and removes the
+    staging directories of processes that no longer run, naming them in this
+    warning; leftovers of a process still running are named and kept.
     """
 
 

@@ -319,18 +319,20 @@ def test_errors_one_line_exit_2(tmp_path):
     cases = _bad_inputs(tmp_path)
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     # One subprocess per documented error, run concurrently (each is mostly
-    # interpreter start-up and imports).
-    procs = {
-        case: subprocess.Popen(
+    # interpreter start-up and imports), each in its own working directory:
+    # runs into one default output directory exclude each other.
+    procs = {}
+    for i, (case, (args, _)) in enumerate(cases.items()):
+        cwd = tmp_path / f"run{i}"
+        cwd.mkdir()
+        procs[case] = subprocess.Popen(
             [sys.executable, "-m", "skprivacy", *map(str, args)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            cwd=tmp_path,
+            cwd=cwd,
             env=env,
         )
-        for case, (args, _) in cases.items()
-    }
     for case, proc in procs.items():
         stdout, stderr = proc.communicate(timeout=300)
         lines = stderr.strip().splitlines()
@@ -514,8 +516,14 @@ def rename(a, b):
     if moment.startswith("swap"):
         os.kill(os.getpid(), signal.SIGTERM)  # deferred during the swap
     real_rename(a, b)
+real_rename2 = files._rename2
+def rename2(*args):  # the atomic exchange, where the system has one
+    if moment.startswith("swap"):
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real_rename2(*args)
 files.os.replace = replace
 files.os.rename = rename
+files._rename2 = rename2
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -1,4 +1,8 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -9,6 +13,20 @@ from skprivacy.cli._errors import UserError, run_command, user_errors
 from skprivacy.utils._files import StagedDirectory, atomic_file, check_not_input
 
 REPORT_FILES = {"summary.json", "report.html"}
+
+
+# The start of every child process: only the file layer, the exceptions and
+# the command-line error handling are imported, not the whole package, so a
+# child is up in milliseconds.
+STUB_PACKAGES = r"""
+import importlib.util, os, signal, sys, types, warnings
+from pathlib import Path
+root = Path(importlib.util.find_spec("skprivacy").origin).parent
+for name in ("skprivacy", "skprivacy.utils", "skprivacy.cli"):
+    package = types.ModuleType(name)
+    package.__path__ = [str(root / name.partition(".")[2])]
+    sys.modules[name] = package
+"""
 
 
 def _write_report(directory, tag):
@@ -151,9 +169,9 @@ def test_sigterm_unwinds_and_discards_the_staged_output(tmp_path):
     target = tmp_path / "report"
     target.mkdir()
     _write_report(target, "old")
-    script = f"""
-import os, signal, sys
-from pathlib import Path
+    script = (
+        STUB_PACKAGES
+        + f"""
 from skprivacy.cli._errors import run_command
 from skprivacy.utils._files import StagedDirectory
 
@@ -167,6 +185,7 @@ def work():
 
 sys.exit(run_command(work))
 """
+    )
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True
     )
@@ -174,3 +193,365 @@ sys.exit(run_command(work))
     assert "terminated" in proc.stderr
     assert {p.read_text() for p in target.iterdir()} == {"old"}
     assert sorted(os.listdir(tmp_path)) == ["report"]
+
+
+# ----------------------------------------------------------------- claims
+def _entries(directory):
+    return sorted(os.listdir(directory))
+
+
+def test_a_second_claimant_fails_at_once_even_with_force(tmp_path):
+    from skprivacy.exceptions import OutputBusyError
+
+    target = tmp_path / "report"
+    first = StagedDirectory(target)
+    for force in (False, True):
+        with pytest.raises(OutputBusyError) as excinfo:
+            StagedDirectory(target, force=force, replaceable=REPORT_FILES)
+        msg = str(excinfo.value)
+        assert msg == (
+            f"output {target} is being written by another skprivacy run (pid "
+            f"{os.getpid()}); wait for it to finish, or choose another output"
+        )
+    with first:
+        _write_report(first.path, "first")
+        first.commit()
+    assert {p.read_text() for p in target.iterdir()} == {"first"}
+    # The claim ends with the commit: the next run sees an existing report.
+    with pytest.raises(FileExistsError, match="already exists"):
+        StagedDirectory(target)
+    with StagedDirectory(target, force=True, replaceable=REPORT_FILES) as again:
+        _write_report(again.path, "second")
+        again.commit()
+    assert {p.read_text() for p in target.iterdir()} == {"second"}
+    assert _entries(tmp_path) == ["report"]  # no claim, no staging left
+
+
+def test_commit_never_replaces_a_target_that_appeared(tmp_path):
+    # A program that does not claim the output creates it meanwhile: without
+    # force, the commit refuses rather than replacing it.
+    target = tmp_path / "report"
+    with StagedDirectory(target) as staged:
+        _write_report(staged.path, "new")
+        target.mkdir()
+        (target / "theirs.txt").write_text("theirs")
+        with pytest.raises(FileExistsError, match="appeared while this run was"):
+            staged.commit()
+    assert staged.state == "discarded" and not staged.committed
+    assert _entries(target) == ["theirs.txt"]
+    assert _entries(tmp_path) == ["report"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_outputs_follow_the_umask(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        target = tmp_path / "report"
+        with StagedDirectory(target) as staged:
+            with atomic_file(staged.path / "summary.json", "w") as fh:
+                fh.write("{}")
+            (staged.path / "pairs.csv").write_text("a")
+            staged.commit()
+    finally:
+        os.umask(previous)
+    assert (target.stat().st_mode & 0o777) == 0o777 & ~umask
+    for name in ("summary.json", "pairs.csv"):
+        assert ((target / name).stat().st_mode & 0o777) == 0o666 & ~umask
+
+
+def _dead_pid():
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(proc.stdout)
+
+
+def test_debris_of_dead_runs_is_swept_and_named(tmp_path):
+    from skprivacy.exceptions import StaleOutputWarning
+
+    target = tmp_path / "report"
+    dead = _dead_pid()
+    debris = tmp_path / f".report.{dead}.0a1b2c3d.tmp"
+    debris.mkdir()
+    (debris / "sanitized.csv.gz").write_bytes(b"truncated")
+    (tmp_path / ".report.claim").write_text(f"{dead} somehost\n")
+    other = tmp_path / f".other.{dead}.0a1b2c3d.tmp"  # another target's: kept
+    other.mkdir()
+    with pytest.warns(StaleOutputWarning) as record:
+        staged = StagedDirectory(target)
+    messages = " | ".join(str(w.message) for w in record)
+    assert f"taking over the claim on {target} left by an interrupted" in messages
+    assert f"pid {dead}, no longer running" in messages
+    assert "removed 1 unfinished output(s)" in messages
+    assert f".report.{dead}.0a1b2c3d.tmp (pid {dead})" in messages
+    with staged:
+        staged.commit()
+    assert _entries(tmp_path) == [other.name, "report"]
+
+
+def test_a_swap_killed_between_renames_restores_the_previous_output(tmp_path):
+    from skprivacy.exceptions import StaleOutputWarning
+
+    target = tmp_path / "report"
+    aside = tmp_path / f".report.{_dead_pid()}.0a1b2c3d.old.tmp"
+    aside.mkdir()
+    _write_report(aside, "old")
+    with pytest.warns(StaleOutputWarning, match=f"restored the previous {target}"):
+        with pytest.raises(FileExistsError, match="already exists"):
+            StagedDirectory(target)
+    assert {p.read_text() for p in target.iterdir()} == {"old"}
+    assert _entries(tmp_path) == ["report"]
+
+
+def test_debris_of_a_running_process_is_named_not_removed(tmp_path):
+    from skprivacy.exceptions import StaleOutputWarning
+
+    target = tmp_path / "report"
+    # A running process (blocked reading its stdin) owns this staging name.
+    proc = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
+    try:
+        live = tmp_path / f".report.{proc.pid}.0a1b2c3d.tmp"
+        live.mkdir()
+        legacy = tmp_path / ".report.ab_cd123.tmp"  # an earlier version's name
+        legacy.mkdir()
+        with pytest.warns(StaleOutputWarning) as record:
+            with StagedDirectory(target) as staged:
+                staged.commit()
+    finally:
+        proc.communicate(b"\n")
+    (message,) = [str(w.message) for w in record]
+    assert f"{live.name} (pid {proc.pid}), of a running process" in message
+    assert f"{legacy.name}, of an unknown run" in message
+    assert live.is_dir() and legacy.is_dir() and target.is_dir()
+
+
+# ------------------------------------------- real processes: races and signals
+CHILD = (
+    STUB_PACKAGES
+    + r"""
+warnings.simplefilter("ignore")
+from skprivacy.utils import _files
+from skprivacy.utils._files import StagedDirectory, staged_outputs
+
+target, tag, force, pause_at = Path(sys.argv[1]), sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+
+
+class Terminated(BaseException):
+    pass
+
+
+def on_sigterm(signum, frame):
+    raise Terminated()
+
+
+signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def pause(stage):
+    # A barrier through pipes: say where we are, wait for the parent's word.
+    if stage in pause_at.split(","):
+        print(stage, flush=True)
+        sys.stdin.readline()
+
+
+for name in ("_rename2", "_remove"):
+    original = getattr(_files, name)
+
+    def wrapped(*args, _original=original, _name=name):
+        pause("swap" if _name == "_rename2" else "cleanup")
+        return _original(*args)
+
+    setattr(_files, name, wrapped)
+
+try:
+    pause("start")
+    staged = StagedDirectory(target, force=force,
+                             replaceable={"summary.json", "report.html", "big.bin"})
+    with staged:
+        (staged.path / "summary.json").write_text(tag)
+        pause("staging")
+        (staged.path / "report.html").write_text(tag)
+        (staged.path / "big.bin").write_bytes(tag.encode() * 100000)
+        pause("claimed")
+        staged.commit()
+    pause("committed")
+    print("OK", flush=True)
+except Terminated:
+    for s in staged_outputs():
+        print("STATUS", s.state, s.describe(), flush=True)
+    sys.exit(143)
+except OSError as exc:
+    print("ERROR", type(exc).__name__, exc, flush=True)
+    sys.exit(2)
+"""
+)
+
+
+def _child(tmp_path, target, tag, *, force=False, pause_at=""):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            str(script),
+            str(target),
+            tag,
+            "1" if force else "0",
+            pause_at,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(proc, stage):
+    line = proc.stdout.readline().strip()
+    assert line == stage, (line, proc.stderr.read() if not line else "")
+
+
+def _release(proc):
+    with contextlib.suppress(BrokenPipeError):  # it may have exited already
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+
+
+def _finish(proc):
+    out, err = proc.communicate()
+    return proc.returncode, out.strip().splitlines(), err
+
+
+def _report_state(target):
+    if not target.exists():
+        return None
+    contents = {p.name: p.read_bytes() for p in target.iterdir()}
+    tags = {contents["summary.json"].decode(), contents["report.html"].decode()}
+    (tag,) = tags  # one run's files only, never a mixture
+    assert contents["big.bin"] == tag.encode() * 100000  # complete
+    assert sorted(contents) == ["big.bin", "report.html", "summary.json"]
+    return tag
+
+
+def test_two_processes_racing_for_one_output(tmp_path):
+    target = tmp_path / "out" / "report"
+    procs = [_child(tmp_path, target, tag, pause_at="start") for tag in ("A", "B")]
+    for proc in procs:
+        _wait_for(proc, "start")
+    for proc in procs:  # released together
+        _release(proc)
+    results = [_finish(proc) for proc in procs]
+    winners = [i for i, (rc, _, _) in enumerate(results) if rc == 0]
+    assert len(winners) == 1, results
+    (winner,) = winners
+    rc, out, _ = results[1 - winner]
+    # Refused while the winner held the claim or, had it finished already,
+    # because the output exists: one line naming the path either way.
+    assert rc == 2
+    assert out in (
+        [
+            f"ERROR OutputBusyError output {target} is being written by another "
+            f"skprivacy run (pid {procs[winner].pid}); wait for it to finish, or "
+            "choose another output"
+        ],
+        [
+            f"ERROR FileExistsError output directory {target} already exists; use "
+            "--force (force=True) to replace it"
+        ],
+    ), out
+    assert _report_state(target) == "AB"[winner]
+    assert _entries(target.parent) == ["report"]
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_second_process_fails_while_the_first_holds_the_claim(tmp_path, force):
+    target = tmp_path / "report"
+    first = _child(tmp_path, target, "A", force=force, pause_at="claimed")
+    _wait_for(first, "claimed")
+    second = _child(tmp_path, target, "B", force=force)
+    rc, out, _ = _finish(second)
+    assert rc == 2
+    assert out == [
+        f"ERROR OutputBusyError output {target} is being written by another "
+        f"skprivacy run (pid {first.pid}); wait for it to finish, or choose "
+        "another output"
+    ]
+    _release(first)
+    assert _finish(first)[:2] == (0, ["OK"])
+    assert _report_state(target) == "A"
+    assert _entries(tmp_path) == ["child.py", "report"]
+
+
+def test_kill_9_mid_staging_leaves_debris_the_next_run_sweeps(tmp_path):
+    from skprivacy.exceptions import StaleOutputWarning
+
+    target = tmp_path / "out" / "report"
+    proc = _child(tmp_path, target, "A", pause_at="staging")
+    _wait_for(proc, "staging")
+    proc.kill()
+    proc.communicate()
+    (staging,) = set(_entries(target.parent)) - {".report.claim"}
+    assert ".report.claim" in _entries(target.parent)
+    assert re.fullmatch(rf"\.report\.{proc.pid}\.[0-9a-f]{{8}}\.tmp", staging)
+    assert (target.parent / staging / "summary.json").read_text() == "A"
+    with pytest.warns(StaleOutputWarning) as record:
+        staged = StagedDirectory(target)
+    messages = " | ".join(str(w.message) for w in record)
+    assert f"pid {proc.pid}, no longer running" in messages
+    assert f"{staging} (pid {proc.pid})" in messages
+    with staged:
+        _write_report(staged.path, "next")
+        staged.commit()
+    assert _entries(target.parent) == ["report"]
+
+
+SIGNAL_STAGES = {
+    # stage: whether the new output is committed when the signal lands there
+    "staging": False,
+    "claimed": False,
+    "swap": True,  # signals are deferred during the swap: it completes
+    "cleanup": True,
+    "committed": True,
+}
+
+
+@pytest.mark.parametrize(
+    "stage, previous",
+    [
+        (stage, previous)
+        for stage in SIGNAL_STAGES
+        for previous in (False, True)
+        # Without a previous output there is nothing to clean up.
+        if previous or stage != "cleanup"
+    ],
+)
+def test_sigterm_at_each_stage_reports_what_is_on_disk(tmp_path, stage, previous):
+    target = tmp_path / "report"
+    if previous:
+        target.mkdir()
+        _write_report(target, "old")
+        (target / "big.bin").write_bytes(b"old" * 100000)
+    proc = _child(tmp_path, target, "new", force=True, pause_at=stage)
+    _wait_for(proc, stage)
+    proc.send_signal(signal.SIGTERM)
+    _release(proc)
+    rc, out, err = _finish(proc)
+    assert rc == 143, (out, err)
+    (status,) = out
+    on_disk = _report_state(target)
+    if SIGNAL_STAGES[stage]:
+        assert status == f"STATUS committed {target} holds the new output"
+        assert on_disk == "new"
+    elif previous:
+        assert status == (
+            f"STATUS discarded {target} keeps the previous output (the new one "
+            "was discarded)"
+        )
+        assert on_disk == "old"
+    else:
+        assert status == f"STATUS discarded nothing was written to {target}"
+        assert on_disk is None
+    assert _entries(tmp_path) == (["child.py", "report"] if on_disk else ["child.py"])
