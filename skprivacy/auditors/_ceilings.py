@@ -250,6 +250,11 @@ def rocht_rows_needed(epsilon=0.0, *, test_size=None, confidence=0.95, n_compari
         )
 
     n_test = _smallest(lambda n: ceiling(n) > epsilon, 1)
+    if n_test is None:
+        raise ValueError(
+            f"epsilon={epsilon:g} needs more than {_MAX_ROWS} reserved-test rows "
+            "per identity to be certified."
+        )
     if test_size is None:
         return n_test
     return _smallest(lambda n: reserved_test_rows(n, test_size) >= n_test, 2)
@@ -359,9 +364,13 @@ def mmd_margin_ceiling(margin, *, bound="tv", delta=0.0):
     >>> float(mmd_margin_ceiling(2.5))
     0.0
     """
-    ceiling = mmd_to_epsilon(
-        np.sqrt(np.maximum(2.0 - np.asarray(margin), 0.0)), bound, delta
-    )
+    margin = np.asarray(margin, dtype=np.float64)
+    if np.isnan(margin).any() or (margin < 0).any():
+        raise ValueError(
+            f"margin must hold margins >= 0 (Hoeffding margins on the MMD² scale); "
+            f"got {margin[np.isnan(margin) | (margin < 0)][:5].tolist()}."
+        )
+    ceiling = mmd_to_epsilon(np.sqrt(np.maximum(2.0 - margin, 0.0)), bound, delta)
     return _scalar_or_array(ceiling)
 
 

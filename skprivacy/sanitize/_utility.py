@@ -36,7 +36,7 @@ def _check_rows(X, **columns):
     (both through the input layer: no missing label, one kind of label).
     Returns ``X`` followed by the columns, in the order given.
     """
-    X = check_array(X, dtype=(np.float64, np.float32))
+    X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
     out = [X]
     for name, col in columns.items():
         if col is not None:
@@ -107,6 +107,11 @@ def attribute_probe_accuracy(
     True
     """
     X, labels, groups = _check_rows(X, labels=labels, groups=groups)
+    classes = np.unique(labels)
+    if classes.size < 2:
+        raise ValueError(
+            f"labels has a single class ({classes[0]!r}); a probe needs at least two."
+        )
     estimator = LogisticRegression(max_iter=1000) if estimator is None else estimator
     if groups is not None:
         n_splits = min(cv, np.unique(groups).size)

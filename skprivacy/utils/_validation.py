@@ -787,6 +787,16 @@ def encode_identities(y):
     return identities, codes.astype(np.intp)
 
 
+def _who(estimator):
+    """Return the estimator's name for messages ("The data" for a stand-in).
+
+    Functions validate through a private stand-in estimator (a class whose
+    name starts with "_"): its name means nothing to the user.
+    """
+    name = type(estimator).__name__
+    return "The data" if name.startswith("_") else name
+
+
 def _num_rows(X):
     """Return the number of rows of an array-like (None if it has none)."""
     shape = getattr(X, "shape", None)
@@ -979,10 +989,15 @@ def validate_identity_data(
     check_no_text_columns(X)
     if y is None:
         raise ValueError(
-            f"{type(estimator).__name__} requires y to be passed, but the target y is "
+            f"{_who(estimator)} requires y to be passed, but the target y is "
             "None: y must hold the identity label of each row."
         )
     y = check_identity_labels(y, n_samples=_num_rows(X))
+    if _num_rows(X) == 0:
+        raise ValueError(
+            f"X is empty (shape {getattr(X, 'shape', (0,))}): at least one row of "
+            "embeddings is needed."
+        )
     X, y = validate_data(
         estimator,
         X,
@@ -1028,7 +1043,7 @@ def validate_identity_data(
         counts = np.bincount(codes, minlength=len(identities))
     if len(identities) < min_identities:
         raise ValueError(
-            f"{type(estimator).__name__} needs at least {min_identities} identities "
+            f"{_who(estimator)} needs at least {min_identities} identities "
             f"with at least {min_samples_per_identity} usable row(s) each; got "
             f"{len(identities)} identity(ies) from {int(np.asarray(y).shape[0])} "
             "sample(s)."
