@@ -21,7 +21,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
-from skprivacy.utils import check_identity_labels, identity_sums
+from skprivacy.utils import check_identity_labels, check_magnitude, identity_sums
 from skprivacy.utils._sklearn import (
     Interval,
     _fit_context,
@@ -177,6 +177,7 @@ class CentroidClassifier(ClassifierMixin, BaseEstimator):
         if y is not None and not isinstance(y, str):
             y = check_identity_labels(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
+        check_magnitude(X)
         check_classification_targets(y)
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.shape[0] < 2:
@@ -217,6 +218,7 @@ class CentroidClassifier(ClassifierMixin, BaseEstimator):
     def _class_scores(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        check_magnitude(X)
         Z = self._transform(X)
         sq = np.einsum("cd,cd->c", self.centroids_, self.centroids_)
         return Z @ self.centroids_.T - 0.5 * sq

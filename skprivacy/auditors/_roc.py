@@ -56,8 +56,9 @@ def roc_operating_points(y_true, y_score):
         Binary labels: 1 (or True) for the positive class, 0 (or False) for
         the negative one. Both classes must occur.
     y_score : array-like of shape (n_samples,)
-        Scores, higher = more positive; infinite scores are ranked, NaN is
-        an error naming its row.
+        Scores, higher = more positive; finite, as for
+        :func:`~sklearn.metrics.roc_curve` (a NaN or infinite score is an
+        error naming its row).
 
     Returns
     -------
@@ -76,7 +77,7 @@ def roc_operating_points(y_true, y_score):
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     y_true = check_binary_labels(y_true, name="y_true", require_both=False)
-    y_score = check_scores(y_score, name="y_score", allow_infinite=True)
+    y_score = check_scores(y_score, name="y_score")
     if y_true.shape != y_score.shape:
         raise ValueError(
             f"y_true and y_score have different lengths: {y_true.shape[0]} and "

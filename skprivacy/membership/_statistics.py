@@ -169,9 +169,13 @@ class MagFaceHead:
             :math:`m(\operatorname{clip}(a, l_a, u_a))`, same shape as
             ``norms``.
         """
-        a = np.clip(
-            np.asarray(norms, dtype=np.float64), self.lower_norm, self.upper_norm
-        )
+        norms = np.asarray(norms, dtype=np.float64)
+        if np.isnan(norms).any():
+            raise ValueError(
+                f"norms has {int(np.isnan(norms).sum())} NaN value(s); every probe "
+                "needs its feature norm."
+            )
+        a = np.clip(norms, self.lower_norm, self.upper_norm)
         slope = (self.upper_margin - self.lower_margin) / (
             self.upper_norm - self.lower_norm
         )

@@ -32,6 +32,7 @@ from skprivacy.pressure._calibration import (
 )
 from skprivacy.utils import (
     check_embeddings,
+    check_generator,
     check_identity_labels,
     l2_normalize,
     limit_blas_threads,
@@ -1278,6 +1279,8 @@ def attacker_ladder(random_state=None):
     >>> sorted(attacker_ladder(random_state=0))
     ['A0 retrieval', 'A1 linear probe', 'A2 prototype', 'A3 MLP probe']
     """
+    # An unusable seed ("a", 1.5) is refused here, not at the first fit.
+    check_generator(copy.deepcopy(random_state))
     return {
         "A0 retrieval": RetrievalAttacker(random_state=random_state),
         "A1 linear probe": LogisticRegression(C=10.0, max_iter=1000),

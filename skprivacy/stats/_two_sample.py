@@ -20,7 +20,7 @@ from skprivacy.auditors._base import PairAuditContext
 from skprivacy.auditors._gauss import GaussMechAuditor
 from skprivacy.auditors._kde import KDELRAuditor
 from skprivacy.auditors._mmd import MMDTVAuditor, permutation_test
-from skprivacy.utils import IdentityData, check_no_text_columns
+from skprivacy.utils import IdentityData, check_magnitude, check_no_text_columns
 
 # INTEGRATE: area B -- re-point to the one random_state -> Generator helper of
 # skprivacy.utils once it exists (today it lives privately in utils/_pairs.py).
@@ -37,11 +37,6 @@ __all__ = [
 ]
 
 
-#: Largest entry the two-sample statistics accept: squares of larger entries
-#: overflow float64 (1e308).
-_MAX_ABS = 1e150
-
-
 def _check_samples(X, Y):
     """Two float64 samples with the same number of features, at least 2 rows each."""
     out = []
@@ -52,9 +47,13 @@ def _check_samples(X, Y):
             raise ValueError(f"{name}: {exc}") from None
         if np.ndim(S) == 1:
             S = np.reshape(np.asarray(S), (-1, 1))
-        out.append(
-            check_array(S, dtype=np.float64, ensure_min_samples=2, input_name=name)
-        )
+        try:
+            S = check_array(S, dtype=np.float64, ensure_min_samples=2, input_name=name)
+        except ValueError as exc:
+            # scikit-learn names the argument for NaN, not for too few rows.
+            msg = str(exc)
+            raise ValueError(msg if f" {name} " in msg else f"{name}: {msg}") from None
+        out.append(S)
     X, Y = out
     if X.shape[1] != Y.shape[1]:
         raise ValueError(
@@ -62,14 +61,14 @@ def _check_samples(X, Y):
             f"{X.shape[1]} and {Y.shape[1]}."
         )
     for name, S in (("X", X), ("Y", Y)):
-        # Squared distances of such entries overflow float64 and the statistic
-        # would come out NaN, inf or 0 without a word.
-        if S.size and np.abs(S).max() > _MAX_ABS:
-            raise ValueError(
-                f"{name} has entries up to {np.abs(S).max():.3g}, beyond {_MAX_ABS:g}: "
-                "their squared distances overflow. Rescale X and Y by one common "
-                "factor first (e.g. L2-normalise the embeddings)."
-            )
+        # Squared distances of such entries overflow (or underflow) float64 and
+        # the statistic would come out NaN, inf or 0 without a word.
+        check_magnitude(
+            S,
+            name=name,
+            advice="Rescale X and Y by one common factor first (e.g. L2-normalise "
+            "the embeddings).",
+        )
     return X, Y
 
 

@@ -9,6 +9,7 @@ joblib ships to workers stay picklable, and each worker process builds its own
 controller on first use.
 """
 
+import numbers
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -71,6 +72,12 @@ def limit_blas_threads(limits=1, *, user_api="blas"):
     >>> with limit_blas_threads():
     ...     _ = np.ones((3, 3)) @ np.ones((3, 3))
     """
+    if (
+        not isinstance(limits, numbers.Integral)
+        or isinstance(limits, bool)
+        or limits < 1
+    ):
+        raise ValueError(f"limits must be an integer >= 1 (threads); got {limits!r}.")
     return _controller().limit(limits=limits, user_api=user_api)
 
 
@@ -108,6 +115,8 @@ def map_blas_threads(function, items):
     >>> [float(g.sum()) for g in map_blas_threads(lambda b: b @ b.T, blocks)]
     [0.0, 48.0, 192.0]
     """
+    if not callable(function):
+        raise TypeError(f"function must be callable; got {type(function).__name__}.")
     items = list(items)
     n_threads = min(blas_threads(), len(items))
     with limit_blas_threads(1):

@@ -29,6 +29,7 @@ __all__ = [
     "check_identity_column",
     "check_identity_counts",
     "check_identity_labels",
+    "check_magnitude",
     "check_no_text_columns",
     "check_scores",
     "encode_identities",
@@ -234,6 +235,22 @@ def _article(noun):
     return "an" if noun[0] in "aeiou" else "a"
 
 
+def _list_labels(values):
+    """Return a list of labels as an array, never turning numbers into text.
+
+    ``np.asarray(["a", 1, float("nan")])`` is an array of strings (``"1"``,
+    ``"nan"``) in which neither the mixed kinds nor the missing label can be
+    seen any more; such a list is kept as objects.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind in "US" and array.ndim == 1:
+        text = (str, bytes, np.str_, np.bytes_)
+        if not all(isinstance(v, text) for v in values):
+            array = np.empty(len(values), dtype=object)
+            array[:] = list(values)
+    return array
+
+
 def _check_labels(y, *, name, n_samples, noun, one_kind=True):
     """Apply the label rules of :func:`check_identity_labels`, worded for ``noun``.
 
@@ -262,6 +279,8 @@ def _check_labels(y, *, name, n_samples, noun, one_kind=True):
             f"{name} must be an array of {noun}s, one per row; got the scalar {y!r}."
         )
     try:
+        if isinstance(y, (list, tuple)):
+            y = _list_labels(y)
         y = np.asarray(y)
     except ValueError as exc:  # ragged nested sequences
         raise ValueError(f"{name} must be a 1-D array of {noun}s: {exc}") from None
@@ -491,6 +510,66 @@ def check_scores(
             "those rows first."
         )
     return arr
+
+
+#: Entry magnitudes whose squares and products float64 holds: beyond 1e150
+#: squares overflow (1e308), below 1e-150 they underflow.
+_MAX_ABS, _MIN_ABS = 1e150, 1e-150
+
+
+def check_magnitude(X, *, name="X", advice=None):
+    """Refuse a numeric array whose squared entries overflow or underflow float64.
+
+    Methods that form products or squared distances of raw rows (no
+    normalisation first) would otherwise return ``inf``, NaN or 0 without a
+    word for entries near 1e200 or 1e-200. NaN entries are not judged here.
+
+    Parameters
+    ----------
+    X : ndarray
+        Numeric array.
+    name : str, default="X"
+        Name of the argument, used in the message.
+    advice : str, default=None
+        What to do instead (default: rescale ``name``, e.g. L2-normalise its
+        rows).
+
+    Raises
+    ------
+    ValueError
+        If the largest absolute entry is above 1e150, or non-zero and below
+        1e-150.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.utils import check_magnitude
+    >>> check_magnitude(np.array([[1.0, -2.0]]))
+    >>> check_magnitude(np.array([[3e200, 4e200]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X has entries up to 4e+200, beyond 1e+150: their squares overflow float64...
+    """
+    X = np.asarray(X)
+    if X.size == 0 or X.dtype.kind not in "iuf":
+        return
+    with np.errstate(invalid="ignore"):
+        top = float(np.nanmax(np.abs(X))) if not np.isnan(X).all() else 0.0
+    advice = advice or (
+        f"Rescale {name} first (e.g. L2-normalise its rows, which skprivacy's "
+        "auditors do themselves)."
+    )
+    if top > _MAX_ABS:
+        raise ValueError(
+            f"{name} has entries up to {top:.3g}, beyond {_MAX_ABS:g}: their squares "
+            f"overflow float64 (products and distances would be inf or NaN). {advice}"
+        )
+    if 0 < top < _MIN_ABS:
+        raise ValueError(
+            f"{name} has entries of magnitude at most {top:.3g}, below {_MIN_ABS:g}: "
+            "their squares underflow float64 (products and distances would be 0). "
+            f"{advice}"
+        )
 
 
 def row_norms(X):
