@@ -555,3 +555,43 @@ def test_sigterm_at_each_stage_reports_what_is_on_disk(tmp_path, stage, previous
         assert status == f"STATUS discarded nothing was written to {target}"
         assert on_disk is None
     assert _entries(tmp_path) == (["child.py", "report"] if on_disk else ["child.py"])
+
+
+@pytest.mark.slow  # four processes importing the whole package
+@pytest.mark.parametrize("command", ["audit", "sanitize"])
+def test_two_command_runs_into_one_new_output(tmp_path, command):
+    """Two runs without --force into one new --out: exactly one writes it."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(40, 6)), columns=[f"e{i}" for i in range(6)])
+    frame.insert(0, "identity", np.repeat([f"p{i}" for i in range(8)], 5))
+    source = tmp_path / "emb.csv"
+    frame.to_csv(source, index=False)
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "skprivacy", command, str(source), "--out", str(out)]
+    if command == "audit":
+        args += ["--methods", "gaussmech", "--quiet"]
+    else:
+        args += ["--quiet", "--no-audit", "--n-components", "1"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    procs = [
+        subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate() for proc in procs]
+    results = [(proc.returncode, *out) for proc, out in zip(procs, outputs)]
+    codes = sorted(rc for rc, _, _ in results)
+    assert codes == [0, 2], results
+    ((_, _, err),) = [r for r in results if r[0] == 2]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    # Refused while the other held the claim, or because it had finished.
+    assert (
+        f"output {out} is being written by another skprivacy run" in lines[0]
+        or f"output directory {out} already exists" in lines[0]
+    ), lines[0]
+    assert sorted(os.listdir(tmp_path)) == ["emb.csv", "out"]

@@ -261,6 +261,63 @@ def test_row_norms_non_finite():
     assert np.isnan(norms[0]) and norms[1] == np.inf and norms[2] == 0.0
 
 
+@settings(max_examples=60)
+@given(
+    arrays(np.float64, (5, 4), elements=st.floats(-10, 10)).filter(
+        lambda X: (np.abs(X).max(axis=1) > 1e-3).all()
+    ),
+    st.integers(-250, 250),
+)
+def test_normalisation_is_scale_invariant(X, exponent):
+    # Rows scaled by 10^k for |k| <= 250 normalise to the same unit rows, and
+    # their norms scale exactly with them (no overflow, no underflow).
+    scale = 10.0**exponent
+    assert_allclose(l2_normalize(X * scale), l2_normalize(X), rtol=1e-12, atol=1e-15)
+    assert_allclose(row_norms(X * scale), row_norms(X) * scale, rtol=1e-12)
+
+
+def test_ordinary_rows_take_the_one_pass_path_bit_for_bit():
+    # Rows of ordinary scale: exactly sqrt(sum of squares) and X / norm.
+    X = np.random.default_rng(0).normal(size=(50, 7))
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    assert np.array_equal(row_norms(X), norms)
+    assert np.array_equal(l2_normalize(X), X / norms[:, None])
+    X32 = X.astype(np.float32)
+    norms32 = row_norms(X32).astype(np.float32)
+    assert np.array_equal(l2_normalize(X32), X32 / norms32[:, None])
+
+
+def test_float32_rows_of_norm_beyond_float32_are_not_zeroed():
+    X = np.full((2, 4), 3e38, dtype=np.float32)
+    X[1] = [1.0, 0.0, 0.0, 0.0]
+    Z = l2_normalize(X)
+    assert Z.dtype == np.float32
+    assert_allclose(Z, [[0.5] * 4, [1.0, 0.0, 0.0, 0.0]])
+
+
+def test_labels_in_python_lists_keep_their_kinds():
+    # numpy would turn ["a", 1] into ["a", "1"] and NaN into "nan".
+    with pytest.raises(ValueError, match="y mixes label types"):
+        check_identity_labels(["a", 1, "b"])
+    with pytest.raises(ValueError, match=r"missing label.*row\(s\) 1"):
+        check_identity_labels(["a", float("nan"), "b"])
+    assert check_identity_labels(["a", "b"]).tolist() == ["a", "b"]
+
+
+@given(
+    st.lists(st.sampled_from([0, 1, True, False, 0.0, 1.0]), min_size=2).filter(
+        lambda v: 0 < sum(map(bool, v)) < len(v)
+    )
+)
+def test_binary_labels_are_their_truth_values(values):
+    from skprivacy.utils import check_binary_labels
+
+    expected = np.array([bool(v) for v in values])
+    assert_array_equal(check_binary_labels(values), expected)
+    with pytest.raises(ValueError, match="must contain both"):
+        check_binary_labels([v for v in values if bool(v)])
+
+
 def test_float32_rows_beyond_float32_range_of_squares():
     X = np.array([[3e30, 4e30]], dtype=np.float32)
     Z, _, _ = check_embeddings(X)
