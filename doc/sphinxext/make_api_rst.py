@@ -36,10 +36,12 @@ SECTIONS = {
         "open-set verification audit.",
     ),
     "skprivacy.stats": (
-        "Two-sample tests",
+        "Two-sample tests and bootstrap intervals",
         "The auditors' per-pair computations as functions of two samples ``X`` and "
         "``Y``: the MMD permutation test with its ε, the KDE log-ratio ε and the "
-        "GaussMech ε, each returning a result object.",
+        "GaussMech ε, each returning a result object; and identity-level bootstrap "
+        "intervals for Table I medians, their differences between conditions and "
+        "per-row rates.",
     ),
     "skprivacy.plotting": (
         "Plotting",
