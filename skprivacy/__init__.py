@@ -14,6 +14,7 @@ from skprivacy.auditors import (
     PooledLDAClassifier,
     ROCHTAuditor,
     ROCHTCertifier,
+    plan_audit,
 )
 from skprivacy.membership import MembershipGeometry
 from skprivacy.pressure import (
@@ -51,5 +52,6 @@ __all__ = [
     "__version__",
     "audit",
     "audit_conditions",
+    "plan_audit",
     "pressure_ladder",
 ]

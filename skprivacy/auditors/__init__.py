@@ -26,6 +26,7 @@ from skprivacy.auditors._gauss import GaussMechAuditor
 from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
 from skprivacy.auditors._linear import CentroidClassifier, PooledLDAClassifier
 from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
+from skprivacy.auditors._planning import plan_audit, smallest_resolvable_far
 from skprivacy.auditors._roc import (
     ROCHTAuditor,
     compare_roc_audits,
@@ -56,10 +57,12 @@ __all__ = [
     "mmd_margin_ceiling",
     "mmd_rows_needed",
     "permutation_p_value_floor",
+    "plan_audit",
     "reserved_test_rows",
     "residual_gaussianity",
     "roc_operating_points",
     "rocht_certificate_ceiling",
     "rocht_rows_needed",
+    "smallest_resolvable_far",
     "split_half_controls",
 ]

@@ -139,7 +139,9 @@ def _check_tables(pairs):
 class ConditionComparison:
     """Result of :func:`compare_conditions`.
 
-    Attributes
+    Every field is also an attribute.
+
+    Parameters
     ----------
     table_i_intervals : pandas.DataFrame
         One row per (condition, method): ``condition``, ``method``,

@@ -1,0 +1,328 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Plan an audit before collecting data: what given sample sizes can show."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from skprivacy.auditors._ceilings import (
+    mmd_certificate_ceiling,
+    mmd_rows_needed,
+    permutation_p_value_floor,
+    reserved_test_rows,
+    rocht_certificate_ceiling,
+    rocht_rows_needed,
+)
+from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+from skprivacy.utils import MMD_TV_CEILING
+from skprivacy.utils._sklearn import Interval, validate_params
+
+__all__ = ["plan_audit", "smallest_resolvable_far"]
+
+#: Columns of the :func:`plan_audit` table, in order.
+PLAN_COLUMNS = (
+    "method",
+    "kind",
+    "n_comparisons",
+    "rows_per_identity",
+    "test_rows_per_identity",
+    "ceiling",
+    "smallest_p_value",
+    "smallest_far",
+    "target",
+    "rows_needed",
+    "note",
+)
+
+
+@validate_params(
+    {
+        "n_comparisons": ["array-like", Real],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def smallest_resolvable_far(n_comparisons, *, confidence=0.95):
+    r"""Smallest false-accept rate a test with no false accepts can bound.
+
+    With ``n`` impostor comparisons and none accepted, the exact one-sided
+    Clopper–Pearson upper bound on the FAR is :math:`1 - \alpha^{1/n}`
+    (:math:`\alpha = 1 -` ``confidence``), about :math:`-\ln(\alpha)/n`
+    (:math:`3/n` at 95 %). A TAR read at a lower FAR than this rests on a
+    threshold the data cannot place.
+
+    Parameters
+    ----------
+    n_comparisons : float or array-like
+        Impostor comparisons (``> 0``).
+    confidence : float in (0, 1), default=0.95
+        Level of the one-sided bound.
+
+    Returns
+    -------
+    far : float or ndarray
+        The bound.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import smallest_resolvable_far
+    >>> round(smallest_resolvable_far(30_000) * 1e4, 3)  # about 3 / n
+    0.999
+    """
+    n = np.asarray(n_comparisons, dtype=np.float64)
+    if not np.all(n > 0):
+        raise ValueError("n_comparisons must be > 0.")
+    far = -np.expm1(np.log1p(-confidence) / n)
+    return far.item() if far.ndim == 0 else far
+
+
+def _rows_for_far(far, n_identities, confidence):
+    """Rows per identity whose impostor comparisons resolve ``far`` (0 accepts)."""
+    needed = math.log1p(-confidence) / math.log1p(-far)  # n with 1 - a^(1/n) <= far
+    pairs = n_identities * (n_identities - 1) // 2
+    rows = max(2, math.ceil(math.sqrt(needed / pairs)))
+    while (
+        rows > 2
+        and smallest_resolvable_far(pairs * (rows - 1) ** 2, confidence=confidence)
+        <= far
+    ):
+        rows -= 1
+    while smallest_resolvable_far(pairs * rows**2, confidence=confidence) > far:
+        rows += 1
+    return rows
+
+
+@validate_params(
+    {
+        "n_identities": [Interval(Integral, 2, None, closed="left")],
+        "rows_per_identity": [Interval(Integral, 2, None, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "test_size": [Interval(Real, 0, 1, closed="neither")],
+        "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "far": [Interval(Real, 0, 1, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def plan_audit(
+    n_identities,
+    rows_per_identity,
+    *,
+    confidence=0.95,
+    test_size=0.3,
+    n_pairs=None,
+    epsilon=1.0,
+    far=1e-3,
+):
+    """Tell what an audit of these sizes can show and the rows it needs for more.
+
+    For each audit method: the ceiling of a certificate (the most a perfectly
+    separated pair can certify at these sizes), the smallest p-value of the
+    permutation test, the smallest false-accept rate a verification TAR can
+    be read at, and the rows per identity needed to certify more than
+    ``epsilon``, to reach ``p < 1 - confidence`` or to resolve ``far``. It
+    uses the functions the audit report uses for its ceilings, so the plan
+    and the report agree.
+
+    Parameters
+    ----------
+    n_identities : int >= 2
+        Identities to be audited.
+    rows_per_identity : int >= 2
+        Embeddings (images) per identity.
+    confidence : float in (0, 1), default=0.95
+        Simultaneous confidence of the certificates; level of the FAR bound
+        and of the permutation test (``p < 1 - confidence``).
+    test_size : float in (0, 1), default=0.3
+        Share of each identity's rows the ROC-HT certificate reserves for its
+        test (:class:`ROCHTCertifier`'s ``test_size``).
+    n_pairs : int or None, default=None
+        Identity pairs certified together (each certificate's family size).
+        None means every pair, ``n_identities * (n_identities - 1) / 2`` (an
+        exhaustive audit); the ``skprivacy audit`` protocols certify fewer
+        (their ``certificate_pairs`` and ``mmdtv_certified_pairs``).
+    epsilon : float >= 0, default=1.0
+        Target ε of the ``rows_needed`` column of the certificates.
+    far : float in (0, 1), default=1e-3
+        Target false-accept rate of the ``rows_needed`` column of the
+        verification row.
+
+    Returns
+    -------
+    plan : pandas.DataFrame
+        One row per method (``method``): ``"gaussmech"``, ``"kdelr"``,
+        ``"mmdtv"``, ``"rocht"`` (point estimates), ``"rocht_certificate"``,
+        ``"mmdtv_certificate"``, ``"mmd_permutation_test"`` and
+        ``"verification"`` (TAR at a FAR, as in
+        :class:`~skprivacy.OpenSetVerificationAuditor`). Columns: ``kind``,
+        ``n_comparisons`` (family size of a certificate, impostor
+        comparisons of the verification row), ``rows_per_identity``,
+        ``test_rows_per_identity`` (reserved test rows of the ROC-HT
+        certificate), ``ceiling`` (largest certifiable ε; the fixed 1.763 cap
+        of the MMD-TV point estimate), ``smallest_p_value``,
+        ``smallest_far``, ``target`` (what ``rows_needed`` aims at, in
+        words), ``rows_needed`` (rows per identity, same number of
+        identities; missing when unreachable) and ``note``.
+
+    See Also
+    --------
+    rocht_certificate_ceiling, mmd_certificate_ceiling,
+    permutation_p_value_floor, smallest_resolvable_far : The functions behind
+        the columns.
+
+    Notes
+    -----
+    Every identity is assumed to have ``rows_per_identity`` rows; with
+    unequal counts the ceilings of a pair depend on its two identities' rows
+    (the report states each pair's). The verification row counts the
+    impostor comparisons of every pair of rows of two different identities,
+    ``n_pairs_of_identities * rows_per_identity ** 2``; an open-set audit
+    that scores held-out identities only has fewer (pass their number as
+    ``n_identities``), and one that samples at most ``max_impostor_pairs``
+    comparisons is limited by that. The point estimates carry no
+    confidence, hence no ceiling from the sizes (the MMD-TV ε never exceeds
+    1.763 whatever the sizes; the ROC-HT ε is infinite at an exact ROC
+    corner).
+
+    Examples
+    --------
+    >>> from skprivacy import plan_audit
+    >>> plan = plan_audit(40, 10).set_index("method")
+    >>> float(plan.loc["rocht_certificate", "ceiling"])  # 3 test rows: nothing
+    0.0
+    >>> int(plan.loc["rocht_certificate", "rows_needed"])  # to certify epsilon > 1
+    111
+    >>> float(plan.loc["verification", "smallest_far"]) < 1e-3
+    True
+    """
+    n_id = int(n_identities)
+    rows = int(rows_per_identity)
+    all_pairs = n_id * (n_id - 1) // 2
+    family = all_pairs if n_pairs is None else min(int(n_pairs), all_pairs)
+    alpha = 1.0 - confidence
+    n_grid = len(CERTIFICATE_BANDWIDTH_GRID)
+    cert = {"confidence": confidence, "n_comparisons": family}
+    mmd = {**cert, "n_bandwidths": n_grid}
+    n_test = reserved_test_rows(rows, test_size)
+    n_impostor = all_pairs * rows**2
+    try:
+        mmd_needed = mmd_rows_needed(epsilon, **mmd)
+    except ValueError:
+        mmd_needed = None
+    p_needed = next(
+        r for r in range(2, 10_000) if permutation_p_value_floor(r, r) < alpha
+    )
+    na = math.nan
+    table = [
+        (
+            "gaussmech",
+            "point estimate",
+            na,
+            na,
+            na,
+            na,
+            na,
+            "",
+            None,
+            "no confidence, no ceiling",
+        ),
+        (
+            "kdelr",
+            "point estimate",
+            na,
+            na,
+            na,
+            na,
+            na,
+            "",
+            None,
+            "no confidence, no ceiling",
+        ),
+        (
+            "mmdtv",
+            "point estimate",
+            na,
+            na,
+            MMD_TV_CEILING,
+            na,
+            na,
+            "",
+            None,
+            "never above 1.763, whatever the sizes",
+        ),
+        (
+            "rocht",
+            "point estimate",
+            na,
+            na,
+            na,
+            na,
+            na,
+            "",
+            None,
+            "infinite at an exact ROC corner",
+        ),
+        (
+            "rocht_certificate",
+            "certificate",
+            family,
+            n_test,
+            rocht_certificate_ceiling(n_test, n_test, **cert),
+            na,
+            na,
+            f"epsilon > {epsilon:g}",
+            rocht_rows_needed(epsilon, test_size=test_size, **cert),
+            f"simultaneous over {family} pairs at confidence {confidence:g}",
+        ),
+        (
+            "mmdtv_certificate",
+            "certificate",
+            family,
+            na,
+            mmd_certificate_ceiling(rows, rows, **mmd),
+            na,
+            na,
+            f"epsilon > {epsilon:g}",
+            mmd_needed,
+            f"Hoeffding bound over {family} pairs and {n_grid} bandwidths"
+            + ("" if mmd_needed is not None else "; epsilon above its 1.763 cap"),
+        ),
+        (
+            "mmd_permutation_test",
+            "hypothesis test",
+            na,
+            na,
+            na,
+            permutation_p_value_floor(rows, rows),
+            na,
+            f"p < {alpha:g}",
+            p_needed,
+            "also never below 1 / (n_permutations + 1)",
+        ),
+        (
+            "verification",
+            "TAR at FAR",
+            n_impostor,
+            na,
+            na,
+            na,
+            smallest_resolvable_far(n_impostor, confidence=confidence),
+            f"FAR <= {far:g}",
+            _rows_for_far(far, n_id, confidence),
+            "0 false accepts among every impostor comparison",
+        ),
+    ]
+    plan = pd.DataFrame(
+        [
+            (m, k, c, rows, t, ceil, p, f, tgt, need, note)
+            for m, k, c, t, ceil, p, f, tgt, need, note in table
+        ],
+        columns=list(PLAN_COLUMNS),
+    )
+    plan["n_comparisons"] = plan["n_comparisons"].astype(np.float64)
+    plan["test_rows_per_identity"] = plan["test_rows_per_identity"].astype("Int64")
+    plan["rows_needed"] = plan["rows_needed"].astype("Float64").astype("Int64")
+    return plan
