@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Training-membership signal in the hyperspherical geometry of embeddings (paper 001)."""
 
-from skprivacy.membership._geometry import MembershipGeometry, membership_auc
+from skprivacy.membership._geometry import (
+    MembershipGeometry,
+    membership_auc,
+    membership_roc_curve,
+)
 from skprivacy.membership._reference import audit_reference_sets
 from skprivacy.membership._statistics import (
     HEADS,
@@ -24,6 +28,7 @@ __all__ = [
     "apply_head",
     "audit_reference_sets",
     "membership_auc",
+    "membership_roc_curve",
     "membership_statistics",
     "pair_cos",
     "penalised_logit",

@@ -17,6 +17,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.metaestimators import available_if
 
+from skprivacy.auditors import clopper_pearson_bound
 from skprivacy.exceptions import ProbeCountWarning
 from skprivacy.membership._statistics import (
     _WORKING_DTYPES,
@@ -40,7 +41,7 @@ from skprivacy.utils._sklearn import (
     check_is_fitted,
 )
 
-__all__ = ["MembershipGeometry", "membership_auc"]
+__all__ = ["MembershipGeometry", "membership_auc", "membership_roc_curve"]
 
 
 def membership_auc(member, score):
@@ -306,6 +307,136 @@ def _finite_features(F):
     return F
 
 
+#: False-positive rates of ``MembershipGeometry.tpr_at_fpr_``.
+LOW_FPRS = (1e-3, 1e-2, 1e-1)
+
+
+def membership_roc_curve(member, score):
+    """Compute every operating point of a membership score (member at ``score >= t``).
+
+    Unlike :func:`sklearn.metrics.roc_curve`, infinite scores are accepted
+    (``vmf_kappa`` is infinite when all probes coincide), no point is dropped
+    and the score is never re-oriented. NaN scores are left out.
+
+    Parameters
+    ----------
+    member : array-like of shape (n_identities,)
+        1 (or True) for identities in the training set, 0 otherwise.
+    score : array-like of shape (n_identities,)
+        One statistic per identity, higher = member-like.
+
+    Returns
+    -------
+    fpr, tpr : ndarray of shape (n_thresholds,)
+        Share of non-members and of members scoring ``>= thresholds``.
+    thresholds : ndarray of shape (n_thresholds,)
+        ``+inf`` (nobody accepted), then the distinct scores in decreasing
+        order.
+
+    Examples
+    --------
+    >>> from skprivacy.membership import membership_roc_curve
+    >>> fpr, tpr, thr = membership_roc_curve([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+    member = np.asarray(member).astype(bool)
+    score = np.asarray(score, dtype=np.float64)
+    if member.shape != score.shape or member.ndim != 1:
+        raise ValueError(
+            "member and score must be 1-D of the same length; got shapes "
+            f"{member.shape} and {score.shape}."
+        )
+    ok = ~np.isnan(score)
+    member, score = member[ok], score[ok]
+    pos = np.sort(score[member])
+    neg = np.sort(score[~member])
+    if pos.size == 0 or neg.size == 0:
+        raise ValueError(
+            "membership_roc_curve needs member and non-member identities with a "
+            f"score; got {pos.size} and {neg.size}."
+        )
+    thresholds = np.r_[np.inf, np.unique(score)[::-1]]
+    # Counts of scores >= t: n - (number of scores < t).
+    tp = pos.size - np.searchsorted(pos, thresholds, side="left")
+    fp = neg.size - np.searchsorted(neg, thresholds, side="left")
+    tp[0] = fp[0] = 0  # +inf accepts nobody, even an infinite score
+    return fp / neg.size, tp / pos.size, thresholds
+
+
+def _tpr_at_fpr_sweep(member, score, fprs):
+    """Count hits at the lowest threshold whose empirical FPR is at most each target.
+
+    Among the thresholds of :func:`membership_roc_curve` (members called at
+    ``score >= t``), the false-positive count never decreases as ``t``
+    falls, so the last one with at most ``floor(target * n_nonmembers)``
+    false positives has the largest TPR; the highest threshold with that TPR
+    (fewest false positives) is reported.
+    """
+    member = np.asarray(member, dtype=bool)
+    ok = ~np.isnan(np.asarray(score, dtype=np.float64))
+    n1, n0 = int(member[ok].sum()), int((~member[ok]).sum())
+    fpr, tpr, thresholds = membership_roc_curve(member, score)
+    fp = np.rint(fpr * n0).astype(np.int64)
+    tp = np.rint(tpr * n1).astype(np.int64)
+    out = []
+    for target in fprs:
+        k = int(np.searchsorted(fp, np.floor(target * n0 + 1e-9), side="right")) - 1
+        # Of the thresholds with that TPR, the highest (fewest false positives).
+        k = int(np.searchsorted(tp, tp[k], side="left"))
+        out.append(
+            {
+                "threshold": float(thresholds[k]),
+                "n_tp": int(tp[k]),
+                "n_fp": int(fp[k]),
+                "n_members": n1,
+                "n_nonmembers": n0,
+            }
+        )
+    return out
+
+
+def _tpr_at_fpr_table(scores, member, fprs, confidence_level):
+    """``tpr_at_fpr_``: one row per (statistic, target FPR), exact intervals."""
+    half = (1.0 - confidence_level) / 2.0
+    rows = []
+    for name, score in scores.items():
+        for target, r in zip(fprs, _tpr_at_fpr_sweep(member, score, fprs)):
+            n1, n0 = r["n_members"], r["n_nonmembers"]
+            rows.append(
+                {
+                    "statistic": name,
+                    "fpr": target,
+                    "tpr": r["n_tp"] / n1,
+                    "tpr_ci_low": clopper_pearson_bound(r["n_tp"], n1, half),
+                    "tpr_ci_high": clopper_pearson_bound(
+                        r["n_tp"], n1, half, side="upper"
+                    ),
+                    "fpr_achieved": r["n_fp"] / n0,
+                    "fpr_ci_high": clopper_pearson_bound(
+                        r["n_fp"], n0, half, side="upper"
+                    ),
+                    "threshold": r["threshold"],
+                    "n_members": n1,
+                    "n_nonmembers": n0,
+                    "resolvable": n0 >= 1.0 / target,
+                }
+            )
+    return pd.DataFrame(rows).set_index(["statistic", "fpr"])
+
+
+def _out_of_fold_scores(classifier, F, member, splits):
+    """Pooled held-out fused scores: each identity scored by a model fitted without it."""
+    scores = np.full(len(member), np.nan)
+    for train, test in splits:
+        est = clone(classifier).fit(F[train], member[train])
+        if hasattr(est, "decision_function"):
+            scores[test] = est.decision_function(F[test])
+        else:
+            scores[test] = est.predict_proba(F[test])[:, 1]
+    return scores
+
+
 def _has_fused_method(name):
     def check(self):
         return hasattr(self, "classifier_") and hasattr(self.classifier_, name)
@@ -376,7 +507,8 @@ class MembershipGeometry(BaseEstimator):
         skips them (p-values NaN). The smallest attainable p-value is
         ``1 / (n_permutations + 1)``.
     confidence_level : float, default=0.95
-        Level of the DeLong intervals in ``separability_``.
+        Level of the DeLong intervals in ``separability_`` and of the exact
+        intervals in ``tpr_at_fpr_``.
     n_jobs : int, default=None
         Parallel jobs (threads) for the ProtoCE blocks and, with a
         non-default classifier, the permutation refits, through joblib.
@@ -418,6 +550,27 @@ class MembershipGeometry(BaseEstimator):
         (same folds), counted as for ``auc_p_values_``.
     fusion_cv_auc_ : ndarray of shape (n_splits,)
         The per-fold AUCs behind ``fusion_auc_``.
+    fusion_scores_ : ndarray of shape (n_identities,)
+        Out-of-fold fused score of each audited identity (rows of
+        ``statistics_``): the decision value of ``classifier`` fitted on the
+        other folds' identities. The scores behind the ``"fusion"`` rows of
+        ``tpr_at_fpr_``; pooled over folds, so their ROC mixes the folds'
+        scales (``fusion_auc_`` averages per-fold AUCs instead).
+    tpr_at_fpr_ : pandas.DataFrame
+        Membership detection at low false-positive rates, indexed by
+        (``statistic``, ``fpr``) for every statistic and ``"fusion"`` (the
+        fused classifier's out-of-fold scores, pooled over the identity
+        folds) at ``fpr`` in 1e-3, 1e-2 and 1e-1: ``tpr`` (largest TPR at a
+        threshold whose empirical FPR over the non-member identities is at
+        most ``fpr``; members are identities scoring at or above it; of the
+        thresholds with that TPR, the highest),
+        ``tpr_ci_low``, ``tpr_ci_high`` (exact Clopper–Pearson interval at
+        ``confidence_level`` for the TPR at that threshold), ``fpr_achieved``
+        and ``fpr_ci_high`` (its upper Clopper–Pearson bound), ``threshold``,
+        ``n_members``, ``n_nonmembers`` and ``resolvable`` (at least ``1 /
+        fpr`` non-members; otherwise the row reports the TPR at no false
+        positive at all). Point estimates with intervals; only when fitted
+        with membership.
     k_matched_ : int or None
         Probes per identity used by the k-dependent statistics (None when
         ``match_k=False``). New identities in :meth:`score_identities`,
@@ -640,6 +793,8 @@ class MembershipGeometry(BaseEstimator):
             "fusion_auc_",
             "fusion_p_value_",
             "fusion_cv_auc_",
+            "tpr_at_fpr_",
+            "fusion_scores_",
             "classifier_",
         ):
             if hasattr(self, attr):
@@ -743,6 +898,14 @@ class MembershipGeometry(BaseEstimator):
             float((1.0 + np.sum(null >= self.fusion_auc_ - 1e-12)) / (1.0 + n_perm))
             if n_perm > 0 and np.isfinite(self.fusion_auc_)
             else float("nan")
+        )
+        self.fusion_scores_ = _out_of_fold_scores(classifier, F, m_id, splits)
+        scores = {
+            stat: table[stat].to_numpy(dtype=np.float64) for stat in self._statistics
+        }
+        scores["fusion"] = self.fusion_scores_
+        self.tpr_at_fpr_ = _tpr_at_fpr_table(
+            scores, is_member, LOW_FPRS, self.confidence_level
         )
         self.classifier_ = clone(classifier).fit(F, m_id)
         return self

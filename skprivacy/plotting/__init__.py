@@ -14,7 +14,10 @@ from skprivacy.plotting._diagnostics import (
     ResidualQQDisplay,
 )
 from skprivacy.plotting._epsilon import EpsilonDistributionDisplay
-from skprivacy.plotting._membership import MembershipDistributionDisplay
+from skprivacy.plotting._membership import (
+    MembershipDistributionDisplay,
+    MembershipROCDisplay,
+)
 from skprivacy.plotting._pressure import PressureStagesDisplay
 from skprivacy.plotting._roc import PairROCDisplay
 from skprivacy.plotting._sweep import BandwidthSweepDisplay
@@ -25,6 +28,7 @@ __all__ = [
     "ConditionsEpsilonDisplay",
     "EpsilonDistributionDisplay",
     "MembershipDistributionDisplay",
+    "MembershipROCDisplay",
     "PairROCDisplay",
     "PermutationPValueDisplay",
     "PressureStagesDisplay",

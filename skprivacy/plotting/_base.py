@@ -6,7 +6,13 @@ import numpy as np
 
 from skprivacy.utils._sklearn import check_is_fitted
 
-__all__ = ["check_fitted", "draw_distributions", "get_axes", "get_axes_grid"]
+__all__ = [
+    "check_fitted",
+    "draw_distributions",
+    "get_axes",
+    "get_axes_grid",
+    "set_roc_axes",
+]
 
 
 def check_fitted(estimator, cls, caller):
@@ -25,6 +31,26 @@ def get_axes(ax, figsize=None):
 
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax.figure, ax
+
+
+def set_roc_axes(ax, *, log_scale=False, fpr_min=1e-4):
+    """Label ROC axes; linear from 0 to 1, or logarithmic from ``fpr_min`` to 1.
+
+    Log axes show the low false-positive rates that membership and
+    verification audits read (FPR 1e-3 and below); FPR = 0 has no place on
+    them.
+    """
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    if log_scale:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(fpr_min, 1.05)
+        ax.set_ylim(fpr_min, 1.05)
+    else:
+        ax.set_xlim(-0.01, 1.01)
+        ax.set_ylim(-0.01, 1.01)
+        ax.set_aspect("equal")
 
 
 def get_axes_grid(ax, n_panels, figsize=None):

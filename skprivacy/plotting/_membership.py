@@ -1,15 +1,21 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Member and non-member distributions of the membership statistics."""
+"""Member and non-member distributions and ROC curves of the membership statistics."""
 
 import numpy as np
 import pandas as pd
 
-from skprivacy.membership import MembershipGeometry
+from skprivacy.membership import MembershipGeometry, membership_roc_curve
 from skprivacy.membership._geometry import _auc_ignoring_nan
-from skprivacy.plotting._base import check_fitted, draw_distributions, get_axes_grid
+from skprivacy.plotting._base import (
+    check_fitted,
+    draw_distributions,
+    get_axes,
+    get_axes_grid,
+    set_roc_axes,
+)
 
-__all__ = ["MembershipDistributionDisplay"]
+__all__ = ["MembershipDistributionDisplay", "MembershipROCDisplay"]
 
 _FRAME_COLUMNS = ("reference", "statistic", "member", "value")
 
@@ -372,3 +378,174 @@ class MembershipDistributionDisplay:
         )
         frame.insert(0, "reference", reference_name)
         return cls.from_frame(frame, statistics=statistics, ax=ax, **kwargs)
+
+
+class MembershipROCDisplay:
+    """ROC curves of membership statistics, on log axes for low false-positive rates.
+
+    One curve per statistic (and the out-of-fold fusion), members called at
+    ``score >= t``, with the operating points of
+    :attr:`~skprivacy.MembershipGeometry.tpr_at_fpr_` marked. Log axes show
+    what the membership literature reads: the TPR at FPR 1e-3 to 1e-1.
+    Build it with :meth:`from_estimator` (a fitted
+    :class:`~skprivacy.MembershipGeometry`) or :meth:`from_predictions`.
+
+    Parameters
+    ----------
+    curves : dict of str to (ndarray, ndarray)
+        ``{name: (fpr, tpr)}``, every operating point.
+    roc_auc : dict of str to float, default=None
+        AUC per curve, for the legend.
+    n_nonmembers : int, default=None
+        Non-member identities; on log axes the FPR axis starts at
+        ``1 / (2 n_nonmembers)``, below the smallest non-zero FPR.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the curves.
+    figure_ : matplotlib Figure
+        Figure containing ``ax_``.
+    lines_ : dict of str to matplotlib Line2D
+        The curve of each statistic.
+    chance_level_ : matplotlib Line2D
+        The diagonal TPR = FPR.
+
+    See Also
+    --------
+    skprivacy.membership.membership_roc_curve : The operating points.
+    MembershipDistributionDisplay : The distributions behind the curves.
+
+    Notes
+    -----
+    A point with FPR = 0 has no place on a log axis; its TPR is the first
+    step drawn at the left edge. With ``n`` non-member identities the
+    smallest non-zero empirical FPR is ``1 / n``: below it the curve shows
+    no measurement, only the absence of false positives.
+
+    Examples
+    --------
+    >>> from skprivacy.plotting import MembershipROCDisplay
+    >>> display = MembershipROCDisplay.from_predictions(
+    ...     [1, 1, 0, 0, 0], {"score": [0.9, 0.4, 0.5, 0.1, 0.2]})
+    >>> display.lines_["score"].get_xdata().round(2).tolist()
+    [0.0, 0.0, 0.33, 0.33, 0.67, 1.0]
+    """
+
+    def __init__(self, *, curves, roc_auc=None, n_nonmembers=None):
+        self.curves = curves
+        self.roc_auc = roc_auc
+        self.n_nonmembers = n_nonmembers
+
+    def plot(self, ax=None, *, log_scale=True, title=None, **kwargs):
+        """Draw the curves and the chance diagonal.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
+        log_scale : bool, default=True
+            Logarithmic FPR and TPR axes (low false-positive rates); False
+            draws linear axes from 0 to 1.
+        title : str, default=None
+            Axes title.
+        **kwargs : dict
+            Passed to ``ax.plot`` for every curve.
+
+        Returns
+        -------
+        display : MembershipROCDisplay
+            The display, with its artists.
+        """
+        self.figure_, self.ax_ = get_axes(ax, figsize=(4.6, 4.2))
+        ax = self.ax_
+        kwargs.setdefault("drawstyle", "steps-post")
+        self.lines_ = {}
+        for name, (fpr, tpr) in self.curves.items():
+            label = name
+            if self.roc_auc and name in self.roc_auc:
+                label = f"{name} (AUC {self.roc_auc[name]:.2f})"
+            (self.lines_[name],) = ax.plot(fpr, tpr, label=label, **kwargs)
+        lo = 1e-4
+        if self.n_nonmembers:
+            lo = 1.0 / (2.0 * self.n_nonmembers)
+        grid = np.geomspace(lo, 1.0, 50) if log_scale else np.array([0.0, 1.0])
+        (self.chance_level_,) = ax.plot(grid, grid, ls=":", c="grey", label="chance")
+        set_roc_axes(ax, log_scale=log_scale, fpr_min=lo)
+        if title is not None:
+            ax.set_title(title, fontsize=10)
+        ax.legend(loc="lower right", fontsize=8)
+        return self
+
+    @classmethod
+    def from_predictions(cls, member, scores, *, ax=None, **kwargs):
+        """Draw the ROC of each score against membership labels.
+
+        Parameters
+        ----------
+        member : array-like of shape (n_identities,)
+            1 (or True) for member identities.
+        scores : dict of str to array-like, or array-like
+            One score per identity (higher = member-like), by name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : MembershipROCDisplay
+            The plotted display.
+        """
+        if not isinstance(scores, dict):
+            scores = {"score": scores}
+        member = np.asarray(member).astype(bool)
+        curves, aucs = {}, {}
+        for name, score in scores.items():
+            fpr, tpr, _ = membership_roc_curve(member, score)
+            curves[name] = (fpr, tpr)
+            aucs[name] = _auc_ignoring_nan(member, score)
+        display = cls(curves=curves, roc_auc=aucs, n_nonmembers=int((~member).sum()))
+        return display.plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(cls, estimator, *, statistics=None, ax=None, **kwargs):
+        """Draw the ROCs of a fitted :class:`~skprivacy.MembershipGeometry`.
+
+        Parameters
+        ----------
+        estimator : MembershipGeometry
+            Fitted with membership labels.
+        statistics : list of str, default=None
+            Curves to draw, from the fitted statistics and ``"fusion"`` (the
+            out-of-fold fused scores, ``fusion_scores_``); None draws all.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; None creates a figure.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : MembershipROCDisplay
+            The plotted display.
+        """
+        check_fitted(
+            estimator, MembershipGeometry, "MembershipROCDisplay.from_estimator"
+        )
+        if not hasattr(estimator, "fusion_scores_"):
+            raise ValueError(
+                "The MembershipGeometry was fitted without membership labels; fit "
+                "it with fit(X, y, member=member) to draw ROC curves."
+            )
+        table = estimator.statistics_
+        available = [*estimator.auc_.index, "fusion"]
+        names = available if statistics is None else list(statistics)
+        unknown = sorted(set(names) - set(available))
+        if unknown:
+            raise ValueError(f"Unknown statistics {unknown}; fitted: {available}.")
+        scores = {
+            n: estimator.fusion_scores_ if n == "fusion" else table[n].to_numpy(float)
+            for n in names
+        }
+        member = table["member"].to_numpy(dtype=bool)
+        return cls.from_predictions(member, scores, ax=ax, **kwargs)

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.metrics import auc
 
 from skprivacy.auditors import ROCHTAuditor, kov_epsilon, roc_operating_points
-from skprivacy.plotting._base import check_fitted, get_axes
+from skprivacy.plotting._base import check_fitted, get_axes, set_roc_axes
 
 __all__ = ["PairROCDisplay"]
 
@@ -95,7 +95,9 @@ class PairROCDisplay:
         self.pair = pair
         self.delta = delta
 
-    def plot(self, ax=None, *, show_region=False, title=None, **kwargs):
+    def plot(
+        self, ax=None, *, show_region=False, log_scale=False, title=None, **kwargs
+    ):
         """Draw the ROC, the chance diagonal and the KOV point.
 
         Parameters
@@ -105,6 +107,10 @@ class PairROCDisplay:
         show_region : bool, default=False
             Also draw the boundary of the (ε, δ)-DP region at the attained ε
             (see Notes of the class).
+        log_scale : bool, default=False
+            Logarithmic FPR and TPR axes, from half the smallest non-zero
+            FPR: the low false-positive end of the curve, where the KOV point
+            of a large ε lies.
         title : str, default=None
             Axes title; None names the pair and the AUC.
         **kwargs : dict
@@ -121,8 +127,11 @@ class PairROCDisplay:
         kwargs.setdefault("drawstyle", "steps-post")
         kwargs.setdefault("label", "ROC")
         (self.line_,) = ax.plot(self.fpr, self.tpr, **kwargs)
+        positive = np.asarray(self.fpr)[np.asarray(self.fpr) > 0]
+        fpr_min = positive.min() / 2 if log_scale and positive.size else 1e-4
+        chance = np.geomspace(fpr_min, 1, 50) if log_scale else [0, 1]
         (self.chance_level_,) = ax.plot(
-            [0, 1], [0, 1], ls=":", c="grey", label="chance"
+            chance, chance, ls=":", c="grey", label="chance"
         )
         eps_txt = "inf" if np.isinf(self.epsilon) else f"{self.epsilon:.2f}"
         self.kov_point_ = ax.scatter(
@@ -142,11 +151,7 @@ class PairROCDisplay:
             self.region_ = ax.plot(
                 grid, upper, c="crimson", lw=0.8, ls="--", label=f"{name}-DP boundary"
             ) + ax.plot(grid, lower, c="crimson", lw=0.8, ls="--")
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
-        ax.set_xlim(-0.01, 1.01)
-        ax.set_ylim(-0.01, 1.01)
-        ax.set_aspect("equal")
+        set_roc_axes(ax, log_scale=log_scale, fpr_min=fpr_min)
         if title is None:
             head = "ROC" if self.pair is None else f"{self.pair[0]} vs {self.pair[1]}"
             title = head if self.roc_auc is None else f"{head}\nAUC {self.roc_auc:.3f}"
