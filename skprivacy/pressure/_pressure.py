@@ -29,6 +29,7 @@ from skprivacy.utils import (
 )
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._progress import Progress
+from skprivacy.utils._resample import order_statistic_interval
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -462,6 +463,8 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
         for t, res in enumerate(singles):
             record("single", t, res, 1.0, names[t], "single release")
     kept = {
+        "query_norms": _query_norms(current["P"], 2.0),
+        "n_outcomes": current["P"].shape[1],
         "estimator": current["estimator"],
         "temperature": current["temperature"],
         "rejector": current["rejector"],
@@ -482,6 +485,63 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
         if k in split
     }
     return pd.DataFrame(rows), kept, split_out
+
+
+def _query_norms(P, alpha):
+    """Per-query ``||p||_alpha`` of the normalised posterior (as in :func:`_measure_rows`)."""
+    P = P / P.sum(axis=1, keepdims=True)
+    m = P.max(axis=1)
+    return _row_alpha_norms(P, alpha, ratio=P / m[:, None], m=m)
+
+
+def _vrpi_from_norms(mean_norm, alpha, n_outcomes):
+    """vRPI_alpha from the mean query norm, the expression of :func:`_measure_rows`."""
+    h = alpha / (1 - alpha) * np.log(mean_norm)
+    return math.log(n_outcomes) - h
+
+
+def _vrpi_interval(outs, codes, confidence, n_resamples, rng, block=256):
+    """Query-level bootstrap interval of the score (vRPI_2, mean over repeats).
+
+    Rows are resampled within each identity (stratified), once for all
+    repeats: the ``n`` rows of an identity that are a query in some repeat
+    get multiplicities from ``n - 1`` draws with replacement, each weighted
+    ``n / (n - 1)`` (Rao and Wu's rescaled bootstrap, which removes the
+    ``(n - 1) / n`` shrinkage of the plain bootstrap variance within a
+    stratum), and each repeat averages its queries' norms with these
+    weights. The fitted attackers, temperatures and release weights are held
+    fixed.
+    """
+    rows_of = []
+    for _, _kept, split in outs:
+        rows_of.append(
+            np.r_[split["query"], split.get("query_unknown", [])].astype(int)
+        )
+    union = np.unique(np.concatenate(rows_of))
+    position = [np.searchsorted(union, rows) for rows in rows_of]
+    groups = [np.flatnonzero(codes[union] == c) for c in np.unique(codes[union])]
+    replicates = np.empty(n_resamples)
+    for start in range(0, n_resamples, block):
+        b = min(block, n_resamples - start)
+        weights = np.zeros((b, union.size))
+        for members in groups:
+            n = members.size
+            if n == 1:
+                weights[:, members] = 1.0  # a single query: no spread to resample
+                continue
+            # Rao-Wu rescaled bootstrap: n - 1 draws, each weighted n / (n - 1).
+            draws = rng.multinomial(n - 1, np.full(n, 1.0 / n), size=b)
+            weights[:, members] = draws * (n / (n - 1))
+        values = np.zeros(b)
+        for pos, (_, kept, _) in zip(position, outs):
+            w = weights[:, pos]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = (w @ kept["query_norms"]) / w.sum(axis=1)
+                values += _vrpi_from_norms(mean, 2.0, kept["n_outcomes"])
+        replicates[start : start + b] = values / len(outs)
+    return tuple(
+        float(v) for v in order_statistic_interval(replicates, (1 - confidence) / 2)
+    )
 
 
 class ArtifactRelease:
@@ -683,6 +743,10 @@ class RenyiPressure(BaseEstimator):
     verbose : int, default=0
         Print one progress line per stage of every repeat (with the elapsed
         time) when positive.
+    confidence : float in (0, 1), default=0.95
+        Level of the bootstrap interval ``vrpi_ci_``.
+    n_resamples : int, default=1000
+        Bootstrap replicates of ``vrpi_ci_`` (0 skips it: NaN bounds).
 
     Attributes
     ----------
@@ -706,6 +770,11 @@ class RenyiPressure(BaseEstimator):
         only: releases independent given the identity can give either sign
         (paper 002's Theorem 3 bound fails at finite alpha; see the user
         guide), so neither sign says anything about correlation by itself.
+    vrpi_ci_ : tuple of float
+        ``(low, high)``: percentile bootstrap interval at ``confidence`` of
+        the score (vRPI at alpha = 2 of the full cumulative state, mean over
+        repeats). Query rows are resampled within each identity, the fitted
+        attackers held fixed; see Notes.
     release_names_ : list of str
         Release names in order.
     release_columns_ : dict of str to ndarray
@@ -745,7 +814,24 @@ class RenyiPressure(BaseEstimator):
     Notes
     -----
     All measures are plug-in point estimates for the given attacker, not
-    bounds on what a stronger attacker could do. The guessing bound column is
+    bounds on what a stronger attacker could do.
+
+    *Interval.* The audit is closed-world: the identities are the fixed
+    universe the posterior ranges over, so the estimand is the expectation
+    over queries of these identities, for the fitted attacker. Given the
+    identity and the training rows, an identity's query rows are
+    independent draws from its distribution, so ``vrpi_ci_`` resamples
+    query rows within each identity (keeping every identity's share of the
+    queries, hence the prior) and recomputes the score with the attackers,
+    temperatures and release weights held fixed. Resampling identities
+    instead would change the universe the posterior is defined on. Within an
+    identity of ``n`` queries, ``n - 1`` are drawn with replacement and
+    weighted ``n / (n - 1)`` (the rescaled bootstrap of Rao and Wu, 1988,
+    unbiased for the variance of a stratified mean with few rows per
+    stratum). The
+    interval covers query sampling only: the variation from refitting the
+    attacker on other rows is what ``n_repeats`` (the ``*_std`` columns)
+    shows. The guessing bound column is
     :math:`\mathbb{E}_z \lVert \hat p(\cdot\mid z)\rVert_\alpha
     \ge P_{\mathrm{guess}}` (Theorem 2), exact for the same posterior.
 
@@ -774,6 +860,8 @@ class RenyiPressure(BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_resamples": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(
@@ -792,6 +880,8 @@ class RenyiPressure(BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        confidence=0.95,
+        n_resamples=1000,
     ):
         self.attacker = attacker
         self.alphas = alphas
@@ -806,6 +896,8 @@ class RenyiPressure(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.confidence = confidence
+        self.n_resamples = n_resamples
 
     def _check_params(self):
         alphas = [_check_alpha(a) for a in np.atleast_1d(self.alphas).tolist()]
@@ -928,6 +1020,15 @@ class RenyiPressure(BaseEstimator):
         )
         self._final = first
         self._columns = columns
+        if self.n_resamples:
+            boot = np.random.default_rng(
+                np.random.SeedSequence(int(seeds[0]), spawn_key=(7,))
+            )
+            self.vrpi_ci_ = _vrpi_interval(
+                outs, data.codes, self.confidence, self.n_resamples, boot
+            )
+        else:
+            self.vrpi_ci_ = (math.nan, math.nan)
         return self
 
     def score(self, X=None, y=None):

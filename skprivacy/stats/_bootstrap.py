@@ -11,7 +11,6 @@ method and every condition (same identity label, same draw), so comparisons
 between conditions of the same identities are paired.
 """
 
-import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.utils import check_generator
+from skprivacy.utils._resample import multinomial_draws, order_statistic_interval
 from skprivacy.utils._sklearn import Interval, validate_params
 
 __all__ = [
@@ -36,12 +36,6 @@ _BLOCK_CELLS = 1 << 22
 
 
 # ----------------------------------------------------------------- core maths
-def _identity_draws(rng, n_identities, n_resamples):
-    """Multinomial identity counts: row r says how often each identity is drawn."""
-    p = np.full(n_identities, 1.0 / n_identities)
-    return rng.multinomial(n_identities, p, size=n_resamples).astype(np.int32)
-
-
 def _weighted_medians(values, ia, ib, draws):
     """Median of every replicate's multiset of pairs.
 
@@ -75,19 +69,13 @@ def _weighted_medians(values, ia, ib, draws):
 def _interval(estimate, replicates, tail, n_identities):
     """Percentile interval from order statistics, with the small-sample scaling.
 
-    The endpoints are the ``k``-th smallest and ``k``-th largest replicates,
-    ``k = max(1, floor(B * tail))`` for ``B`` replicates and ``tail`` the
-    probability left out on each side (no interpolation, so infinities stay
-    exact). Finite endpoints are moved away from the estimate by
-    ``sqrt(N / (N - 1))``, the factor by which resampling ``N`` identities
-    understates a variance. NaN when a replicate is NaN: an interval is only
-    given when every replicate is defined.
+    The endpoints are :func:`order_statistic_interval`'s; finite ones are
+    moved away from the estimate by ``sqrt(N / (N - 1))``, the factor by
+    which resampling ``N`` identities understates a variance.
     """
-    if replicates.size == 0 or np.isnan(replicates).any() or np.isnan(estimate):
+    if np.isnan(estimate):
         return np.full(2, np.nan)
-    k = max(1, math.floor(replicates.size * tail + 1e-9))
-    ordered = np.sort(replicates)
-    q = np.array([ordered[k - 1], ordered[-k]])
+    q = order_statistic_interval(replicates, tail)
     scale = np.sqrt(n_identities / (n_identities - 1)) if n_identities > 1 else 1.0
     finite = np.isfinite(q) & np.isfinite(estimate)
     q[finite] = estimate + scale * (q[finite] - estimate)
@@ -309,7 +297,7 @@ def compare_conditions(
     codes, uniques = pd.factorize(labels)
     n_ids = len(uniques)
     rng = check_generator(random_state)
-    draws = _identity_draws(rng, n_ids, n_resamples) if n_ids else None
+    draws = multinomial_draws(rng, n_ids, n_resamples) if n_ids else None
 
     offset = 0
     cells = []  # (condition, method, median, replicates)
@@ -555,7 +543,7 @@ def identity_rate_interval(
     n_ids = len(uniques)
     h = np.bincount(codes, weights=hits, minlength=n_ids)
     n = np.bincount(codes, minlength=n_ids).astype(np.float64)
-    draws = _identity_draws(check_generator(random_state), n_ids, n_resamples)
+    draws = multinomial_draws(check_generator(random_state), n_ids, n_resamples)
     reps = (draws @ h) / (draws @ n)
     alpha = 1.0 - confidence
     rate = float(hits.mean())
