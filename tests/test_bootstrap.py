@@ -329,3 +329,48 @@ def test_rate_interval_bad_input():
         identity_rate_interval([1, 0], [0])
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         identity_rate_interval([1, 2], [0, 1])
+
+
+@pytest.mark.slow
+def test_two_encoders_of_the_bundled_faces_are_ordered():
+    # The same 164 Yale face images through two encoders: paired by identity.
+    import warnings
+
+    from skprivacy import audit_conditions
+    from skprivacy.datasets import load_yale_faces
+
+    conditions = {}
+    for encoder in ("dlib_resnet128", "hog_pca128"):
+        data = load_yale_faces(encoder=encoder)
+        conditions[encoder] = (data.data, data.identity)
+    columns = {
+        "gaussmech_epsilon": "GaussMech",
+        "kdelr_a0_epsilon": "KDE-LR alpha=0",
+        "kdelr_a0.01_epsilon": "KDE-LR alpha=0.01",
+        "mmdtv_epsilon": "MMD-TV",
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = audit_conditions(
+            conditions,
+            methods=["gaussmech", "kdelr", "mmdtv"],
+            suggest_rank=False,
+            random_state=0,
+        )
+    pairs = {}
+    for name, r in report.reports.items():
+        prefix = r.pairs[r.pairs["pair_rank"] < 100]
+        pairs[name] = prefix[["id_a", "id_b", *[c for c in columns if c in prefix]]]
+    result = compare_conditions(pairs, methods=columns, random_state=0)
+    cmp = result.comparison
+    assert len(cmp) == 4
+    assert (cmp["resolved"] & (cmp["ci_low"] > 0)).all()  # ResNet leaks more
+    assert result.sentence().startswith("dlib_resnet128 leaks more than hog_pca128")
+    # Every Table I interval brackets its median, which equals Table I's.
+    ti = result.table_i_intervals
+    assert ((ti["ci_low"] <= ti["median"]) & (ti["median"] <= ti["ci_high"])).all()
+    for _, row in ti.iterrows():
+        assert (
+            row["median"]
+            == report.table_i.loc[row["condition"], f"{row['method']} median"]
+        )

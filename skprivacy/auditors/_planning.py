@@ -215,114 +215,64 @@ def plan_audit(
     p_needed = next(
         r for r in range(2, 10_000) if permutation_p_value_floor(r, r) < alpha
     )
-    na = math.nan
+
+    def row(method, kind, note, **values):
+        return {"method": method, "kind": kind, "note": note, **values}
+
+    point = "point estimate"
     table = [
-        (
-            "gaussmech",
-            "point estimate",
-            na,
-            na,
-            na,
-            na,
-            na,
-            "",
-            None,
-            "no confidence, no ceiling",
-        ),
-        (
-            "kdelr",
-            "point estimate",
-            na,
-            na,
-            na,
-            na,
-            na,
-            "",
-            None,
-            "no confidence, no ceiling",
-        ),
-        (
+        row("gaussmech", point, "no confidence, no ceiling"),
+        row("kdelr", point, "no confidence, no ceiling"),
+        row(
             "mmdtv",
-            "point estimate",
-            na,
-            na,
-            MMD_TV_CEILING,
-            na,
-            na,
-            "",
-            None,
+            point,
             "never above 1.763, whatever the sizes",
+            ceiling=MMD_TV_CEILING,
         ),
-        (
-            "rocht",
-            "point estimate",
-            na,
-            na,
-            na,
-            na,
-            na,
-            "",
-            None,
-            "infinite at an exact ROC corner",
-        ),
-        (
+        row("rocht", point, "infinite at an exact ROC corner"),
+        row(
             "rocht_certificate",
             "certificate",
-            family,
-            n_test,
-            rocht_certificate_ceiling(n_test, n_test, **cert),
-            na,
-            na,
-            f"epsilon > {epsilon:g}",
-            rocht_rows_needed(epsilon, test_size=test_size, **cert),
             f"simultaneous over {family} pairs at confidence {confidence:g}",
+            n_comparisons=family,
+            test_rows_per_identity=n_test,
+            ceiling=rocht_certificate_ceiling(n_test, n_test, **cert),
+            target=f"epsilon > {epsilon:g}",
+            rows_needed=rocht_rows_needed(epsilon, test_size=test_size, **cert),
         ),
-        (
+        row(
             "mmdtv_certificate",
             "certificate",
-            family,
-            na,
-            mmd_certificate_ceiling(rows, rows, **mmd),
-            na,
-            na,
-            f"epsilon > {epsilon:g}",
-            mmd_needed,
             f"Hoeffding bound over {family} pairs and {n_grid} bandwidths"
             + ("" if mmd_needed is not None else "; epsilon above its 1.763 cap"),
+            n_comparisons=family,
+            ceiling=mmd_certificate_ceiling(rows, rows, **mmd),
+            target=f"epsilon > {epsilon:g}",
+            rows_needed=mmd_needed,
         ),
-        (
+        row(
             "mmd_permutation_test",
             "hypothesis test",
-            na,
-            na,
-            na,
-            permutation_p_value_floor(rows, rows),
-            na,
-            f"p < {alpha:g}",
-            p_needed,
             "also never below 1 / (n_permutations + 1)",
+            smallest_p_value=permutation_p_value_floor(rows, rows),
+            target=f"p < {alpha:g}",
+            rows_needed=p_needed,
         ),
-        (
+        row(
             "verification",
             "TAR at FAR",
-            n_impostor,
-            na,
-            na,
-            na,
-            smallest_resolvable_far(n_impostor, confidence=confidence),
-            f"FAR <= {far:g}",
-            _rows_for_far(far, n_id, confidence),
             "0 false accepts among every impostor comparison",
+            n_comparisons=n_impostor,
+            smallest_far=smallest_resolvable_far(n_impostor, confidence=confidence),
+            target=f"FAR <= {far:g}",
+            rows_needed=_rows_for_far(far, n_id, confidence),
         ),
     ]
-    plan = pd.DataFrame(
-        [
-            (m, k, c, rows, t, ceil, p, f, tgt, need, note)
-            for m, k, c, t, ceil, p, f, tgt, need, note in table
-        ],
-        columns=list(PLAN_COLUMNS),
-    )
-    plan["n_comparisons"] = plan["n_comparisons"].astype(np.float64)
-    plan["test_rows_per_identity"] = plan["test_rows_per_identity"].astype("Int64")
-    plan["rows_needed"] = plan["rows_needed"].astype("Float64").astype("Int64")
+    plan = pd.DataFrame(table, columns=list(PLAN_COLUMNS))
+    plan["rows_per_identity"] = rows
+    plan["target"] = plan["target"].fillna("")
+    for column in ("n_comparisons", "ceiling", "smallest_p_value", "smallest_far"):
+        plan[column] = plan[column].astype(np.float64)
+    for column in ("test_rows_per_identity", "rows_needed"):
+        plan[column] = plan[column].astype("Float64").astype("Int64")
     return plan
