@@ -61,9 +61,10 @@ class ProbeCountWarning(UserWarning):
     """Probe counts differ between the groups a membership statistic compares.
 
     The vMF concentration (and the leave-one-out and own prototypes of PenLogit
-    and ProtoCE) depend on how many probes ``k`` an identity has: at d = 512,
-    vMF-kappa is inflated about 1.5 times at k = 10 and 6 times at k = 5
-    relative to large k. Members and non-members probed with different ``k``
+    and ProtoCE) depend on how many probes ``k`` an identity has: at d = 512
+    the mean vMF-kappa of ``k`` probes overstates the true kappa about 1.5
+    times at k = 10 and 2 times at k = 5 when kappa = 200, and 3.8 and 5.9
+    times when kappa = 50. Members and non-members probed with different ``k``
     then separate by ``k`` alone. Raised by
     :class:`~skprivacy.membership.MembershipGeometry` when that correction
     (``match_k=True``, the default) is switched off, or when new identities
