@@ -17,7 +17,11 @@ from skprivacy.stats import (
     comparison_sentence,
     identity_rate_interval,
 )
-from skprivacy.stats._bootstrap import _weighted_medians
+from skprivacy.stats._bootstrap import (
+    _identity_counts,
+    _pair_counts,
+    _weighted_medians,
+)
 
 
 # ------------------------------------------------------------------ planted model
@@ -81,11 +85,16 @@ def test_weighted_medians_equal_median_of_the_expanded_pairs(seed, n_ids, n_rep)
     a, b = np.triu_indices(n_ids, 1)
     values = rng.choice([0.5, 1.0, 2.0, np.inf], size=a.size)  # ties and inf
     draws = rng.integers(0, 3, size=(n_rep, n_ids)).astype(np.int32)
-    got = _weighted_medians(values, a, b, draws)
+    got = _weighted_medians(values, _identity_counts(draws, a, b))
+    per_pair = rng.integers(0, 3, size=(n_rep, a.size)).astype(np.int32)
+    got_pairs = _weighted_medians(values, _pair_counts(per_pair, np.arange(a.size)))
     for r in range(n_rep):
         expanded = np.repeat(values, draws[r, a] * draws[r, b])
         want = np.median(expanded) if expanded.size else np.nan
         assert_array_equal(got[r], want)
+        expanded = np.repeat(values, per_pair[r])
+        want = np.median(expanded) if expanded.size else np.nan
+        assert_array_equal(got_pairs[r], want)
 
 
 def test_intervals_equal_a_naive_loop():
@@ -93,13 +102,16 @@ def test_intervals_equal_a_naive_loop():
     pairs = _conditions(rng, 9)
     res = compare_conditions(pairs, methods=["m0"], n_resamples=400, random_state=11)
     # The same draws, by the formula: one multinomial row per replicate over
-    # the 9 identity labels (in order of first appearance: id_a, then id_b).
+    # the 9 identity labels (in order of first appearance: id_a, then id_b),
+    # then one over the 36 distinct pairs (both conditions audit the same).
     labels = pd.factorize(
         pd.concat([pairs[c][k] for c in ("x", "y") for k in ("id_a", "id_b")])
     )[1]
-    draws = np.random.default_rng(11).multinomial(9, np.full(9, 1 / 9), size=400)
+    draw = np.random.default_rng(11)
+    draws = draw.multinomial(9, np.full(9, 1 / 9), size=400)
+    pair_draws = draw.multinomial(36, np.full(36, 1 / 36), size=400)
     pos = {v: i for i, v in enumerate(labels)}
-    reps = {}
+    reps, pair_reps = {}, {}
     for name in ("x", "y"):
         t = pairs[name]
         a = t["id_a"].map(pos).to_numpy()
@@ -114,14 +126,24 @@ def test_intervals_equal_a_naive_loop():
             med,
             9,  # 400 * 0.025 = 10
         )
+        pair_reps[name] = np.array(
+            [np.median(np.repeat(t["m0"].to_numpy(), w)) for w in pair_draws]
+        )
         row = res.table_i_intervals.query("condition == @name").iloc[0]
         assert row["median"] == med
         assert_allclose([row["ci_low"], row["ci_high"]], [lo, hi], rtol=1e-12)
     diff = np.median(pairs["x"]["m0"]) - np.median(pairs["y"]["m0"])
-    want = _order_interval(reps["x"] - reps["y"], 10, diff, 9)
+    d_id = reps["x"] - reps["y"]
+    d_pair = pair_reps["x"] - pair_reps["y"]
+    v_id, v_pair = np.var(d_id), np.var(d_pair)
+    shrink = math.sqrt(min(1.0, max(v_id - 2 * v_pair, v_pair) / v_id))
+    ordered = np.sort(d_id)
+    q = np.array([ordered[9], ordered[-10]])
+    want = diff + shrink * math.sqrt(9 / 8) * (q - diff)
     row = res.comparison.iloc[0]
     assert_allclose([row["ci_low"], row["ci_high"]], want, rtol=1e-12)
     assert row["difference"] == diff
+    assert shrink < 1  # paired: the identity effects cancel, the excess is removed
 
 
 def test_same_seed_same_result_and_table_columns():
@@ -278,6 +300,23 @@ def test_median_intervals_cover_the_population_median(n_identities, n_pairs):
         ).table_i_intervals.iloc[0]
         covered += bool(row["ci_low"] <= 1.0 <= row["ci_high"])  # exp(0) = 1
     # Coverage at least nominal minus the 1 % binomial margin.
+    assert covered / runs >= 1 - _upper_margin(0.05, runs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_identities, n_pairs", [(20, None), (38, 100), (200, 100)])
+def test_difference_intervals_cover_the_true_differences_together(
+    n_identities, n_pairs
+):
+    # Condition y's medians are 1.5 times x's: the true difference of every
+    # method is 1 - 1.5; the three intervals must hold together.
+    rng = np.random.default_rng(23)
+    runs = 200
+    covered = 0
+    for r in range(runs):
+        pairs = _conditions(rng, n_identities, n_pairs, shift=math.log(1.5))
+        cmp = compare_conditions(pairs, n_resamples=1000, random_state=r).comparison
+        covered += bool(((cmp["ci_low"] <= -0.5) & (cmp["ci_high"] >= -0.5)).all())
     assert covered / runs >= 1 - _upper_margin(0.05, runs)
 
 
