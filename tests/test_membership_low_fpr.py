@@ -179,3 +179,14 @@ def test_pair_roc_display_log_scale():
     assert_allclose(display.ax_.get_xlim()[0], 1 / 20 / 2)
     assert PairROCDisplay.from_predictions(y, s).ax_.get_xscale() == "linear"
     plt.close("all")
+
+
+def test_unfittable_fusion_folds_give_nan_rows_not_an_error():
+    X, ids, member = make_membership_embeddings(
+        n_members=2, n_nonmembers=3, n_samples_per_identity=4, random_state=0
+    )
+    mg = MembershipGeometry(cv=2, n_permutations=0, random_state=0)
+    mg.fit(X, ids, member=member)
+    # Training folds of 2 identities cannot fit the fused LDA: NaN scores.
+    assert np.isnan(mg.fusion_scores_).any()
+    assert mg.tpr_at_fpr_.loc["pair_cos"]["tpr"].notna().all()

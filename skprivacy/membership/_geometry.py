@@ -396,11 +396,32 @@ def _tpr_at_fpr_sweep(member, score, fprs):
     return out
 
 
+_TPR_COLUMNS = (
+    "statistic",
+    "fpr",
+    "tpr",
+    "tpr_ci_low",
+    "tpr_ci_high",
+    "fpr_achieved",
+    "fpr_ci_high",
+    "threshold",
+    "n_members",
+    "n_nonmembers",
+    "resolvable",
+)
+
+
 def _tpr_at_fpr_table(scores, member, fprs, confidence_level):
     """``tpr_at_fpr_``: one row per (statistic, target FPR), exact intervals."""
     half = (1.0 - confidence_level) / 2.0
     rows = []
     for name, score in scores.items():
+        scored = ~np.isnan(score)
+        if member[scored].all() or not member[scored].any():
+            # No member or no non-member with a score (e.g. every fold of a
+            # tiny fusion was unfittable): nothing to sweep.
+            rows += [{"statistic": name, "fpr": target} for target in fprs]
+            continue
         for target, r in zip(fprs, _tpr_at_fpr_sweep(member, score, fprs)):
             n1, n0 = r["n_members"], r["n_nonmembers"]
             rows.append(
@@ -422,13 +443,18 @@ def _tpr_at_fpr_table(scores, member, fprs, confidence_level):
                     "resolvable": n0 >= 1.0 / target,
                 }
             )
-    return pd.DataFrame(rows).set_index(["statistic", "fpr"])
+    table = pd.DataFrame(rows, columns=[*_TPR_COLUMNS])
+    table["resolvable"] = table["resolvable"].astype("boolean")
+    return table.set_index(["statistic", "fpr"])
 
 
 def _out_of_fold_scores(classifier, F, member, splits):
     """Pooled held-out fused scores: each identity scored by a model fitted without it."""
     scores = np.full(len(member), np.nan)
     for train, test in splits:
+        m_tr = member[train].astype(bool)
+        if m_tr.all() or not m_tr.any() or len(train) <= 2:
+            continue  # no fit possible on this fold (as for fusion_cv_auc_): NaN
         est = clone(classifier).fit(F[train], member[train])
         if hasattr(est, "decision_function"):
             scores[test] = est.decision_function(F[test])
@@ -558,7 +584,9 @@ class MembershipGeometry(BaseEstimator):
         ``statistics_``): the decision value of ``classifier`` fitted on the
         other folds' identities. The scores behind the ``"fusion"`` rows of
         ``tpr_at_fpr_``; pooled over folds, so their ROC mixes the folds'
-        scales (``fusion_auc_`` averages per-fold AUCs instead).
+        scales (``fusion_auc_`` averages per-fold AUCs instead). NaN for the
+        identities of a fold whose training identities lack a class or are
+        two or fewer.
     tpr_at_fpr_ : pandas.DataFrame
         Membership detection at low false-positive rates, indexed by
         (``statistic``, ``fpr``) for every statistic and ``"fusion"`` (the
