@@ -21,6 +21,7 @@ from skprivacy.auditors._certify import (
     family_confidence,
 )
 from skprivacy.auditors._controls import split_half_controls
+from skprivacy.auditors._description import AuditDescription, estimate_seconds
 from skprivacy.auditors._diagnostics import residual_gaussianity
 from skprivacy.auditors._gauss import GaussMechAuditor
 from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
@@ -35,6 +36,7 @@ from skprivacy.auditors._roc import (
 )
 
 __all__ = [
+    "AuditDescription",
     "BasePairAuditor",
     "CentroidClassifier",
     "GaussMechAuditor",
@@ -48,6 +50,7 @@ __all__ = [
     "certified_epsilon_lb",
     "clopper_pearson_bound",
     "compare_roc_audits",
+    "estimate_seconds",
     "family_confidence",
     "kde_lr_alpha_sweep",
     "kov_epsilon",

@@ -32,6 +32,7 @@ from skprivacy.auditors._base import (
     PairAuditContext,
     _entropy,
 )
+from skprivacy.auditors._description import describe_certifier
 from skprivacy.auditors._roc import (
     _check_classifier,
     _seeded,
@@ -1130,6 +1131,11 @@ pair_details_, n_features_in_, feature_names_in_ :
         if len(results) == 0:
             return 0.0
         return float(results["epsilon"].max())
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
+        return describe_certifier(self)
 
 
 def _any_fitted_pair(certifier, present_labels):

@@ -11,6 +11,7 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     pair_row_index,
 )
+from skprivacy.auditors._description import describe_gaussmech
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._sklearn import Interval
 from skprivacy.utils._validation import _divide_rows
@@ -228,3 +229,8 @@ class GaussMechAuditor(BasePairAuditor):
             "sigma_a": sigmas[a],
             "sigma_b": sigmas[b],
         }
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
+        return describe_gaussmech(self)

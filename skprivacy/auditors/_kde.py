@@ -13,6 +13,7 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     pair_identity_rows,
 )
+from skprivacy.auditors._description import describe_kdelr
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import Interval, validate_params
 
@@ -311,6 +312,11 @@ class KDELRAuditor(BasePairAuditor):
             "argmax_dimension": per_dim.argmax(axis=1),
             "epsilon_per_dimension": per_dim,
         }
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
+        return describe_kdelr(self)
 
 
 @validate_params(

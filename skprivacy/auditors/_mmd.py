@@ -15,6 +15,7 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     pair_row_index,
 )
+from skprivacy.auditors._description import describe_mmdtv
 from skprivacy.utils import validate_identity_data
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._progress import Progress
@@ -1090,6 +1091,11 @@ class MMDTVAuditor(BasePairAuditor):
                 epsilon_lower=mmd_to_epsilon(mmd_lower, self.bound, self.delta),
             )
         return out
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
+        return describe_mmdtv(self)
 
 
 @validate_params(

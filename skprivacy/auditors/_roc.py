@@ -24,6 +24,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 
 from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
+from skprivacy.auditors._description import describe_rocht
 from skprivacy.utils import check_binary_labels, check_scores
 from skprivacy.utils._sklearn import (
     HasMethods,
@@ -612,6 +613,11 @@ pair_details_, n_features_in_, feature_names_in_ :
         template = _seeded(self._classifier_for(data), rng)
         with pair_fit_context():
             return yp, out_of_fold_scores(template, Xp, yp, k, self.fold_seed_)
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
+        return describe_rocht(self)
 
 
 @validate_params(

@@ -1,0 +1,424 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a fitted audit reports: one read-only description per auditor.
+
+Each auditor's ``description_`` (next to its ``guarantee_``) is an
+:class:`AuditDescription`: the summary entry of the fitted audit, the
+per-pair columns worth reporting and which one holds ε, what the number says
+and does not say, and one sentence of what was found. The unified audit
+(:func:`skprivacy.audit`) reads these instead of restating them;
+:func:`estimate_seconds` is the auditors' own cost model, before fitting.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skprivacy.utils import identity_pairs
+from skprivacy.utils._sklearn import check_is_fitted
+
+__all__ = ["AuditDescription", "estimate_seconds", "format_value"]
+
+# Fixed cost of one scikit-learn fit-and-predict call on a pair's few rows (the
+# per-call overhead dominates at tens of rows), per tree for ensembles: the
+# cost of the per-pair classifier paths, which have no product count to model.
+_CLASSIFIER_CALL_SECONDS = 4e-3
+_TREE_SECONDS = 1e-3
+
+_RBF_CEILING_TEXT = "at most about 1.763 for an RBF kernel"
+
+
+@dataclass(frozen=True)
+class AuditDescription:
+    """What a fitted audit reports, read from the fitted estimator.
+
+    Parameters
+    ----------
+    title : str
+        Human name of the result, e.g. ``"ROC-HT"``; also the label of its
+        per-pair ε in figures and tables.
+    kind : {"point estimate", "certificate", "hypothesis test", "control", \
+"diagnostic"}
+        What ``value`` is.
+    value : float
+        The headline number.
+    statistic : str
+        What ``value`` is, in words.
+    says, does_not_say : str
+        What the number says, and what it does not.
+    finding : str
+        One sentence: what this fit found.
+    entry : dict
+        The other fields of the summary entry: ``n_pairs``, ``estimator``,
+        ``parameters`` and method-specific extras (``max``, ``median``, ...).
+    pairs : pandas.DataFrame or None, default=None
+        Per-pair columns worth reporting (``id_a``, ``id_b`` first).
+    epsilon : str or None, default=None
+        Column of ``pairs`` holding the per-pair ε.
+    ceiling : str or None, default=None
+        Column of ``pairs`` holding each pair's ceiling (certificates).
+
+    Examples
+    --------
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.auditors import GaussMechAuditor
+    >>> X, ids = make_identity_embeddings(5, 10, 8, random_state=0)
+    >>> description = GaussMechAuditor(n_pairs=4).fit(X, ids).description_
+    >>> description.kind, description.epsilon, len(description.pairs)
+    ('point estimate', 'epsilon', 4)
+    >>> sorted(description.summary())[:3]
+    ['does_not_say', 'estimator', 'kind']
+    """
+
+    title: str
+    kind: str
+    value: float
+    statistic: str
+    says: str
+    does_not_say: str
+    finding: str
+    entry: dict = field(default_factory=dict)
+    pairs: object = None
+    epsilon: str | None = None
+    ceiling: str | None = None
+
+    def summary(self):
+        """Return the summary entry: value, kind, statistic, extras, what it says."""
+        return {
+            "value": self.value,
+            "kind": self.kind,
+            "statistic": self.statistic,
+            **self.entry,
+            "says": self.says,
+            "does_not_say": self.does_not_say,
+        }
+
+
+def format_value(v):
+    """Format a number for a sentence: 3 significant digits, ``infinite``, ``n/a``.
+
+    Parameters
+    ----------
+    v : float or None
+        The number.
+
+    Returns
+    -------
+    text : str
+        E.g. ``"1.23"``, ``"1234"``, ``"infinite"``, ``"n/a"``.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors._description import format_value
+    >>> format_value(1.23456), format_value(float("inf")), format_value(None)
+    ('1.23', 'infinite', 'n/a')
+    """
+    if v is None or math.isnan(float(v)):
+        return "n/a"
+    v = float(v)
+    if math.isinf(v):
+        return "infinite"
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+def plain(value):
+    """Return parameters as JSON-friendly values (estimators by their repr)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)
+
+
+def estimate_seconds(estimator, data):
+    """Return the auditor's own estimate of the single-core seconds of its fit.
+
+    Parameters
+    ----------
+    estimator : BasePairAuditor
+        An auditor (fitted or not); its parameters are read.
+    data : IdentityData
+        The validated data it would be fitted on.
+
+    Returns
+    -------
+    seconds : float
+        The auditor's cost model for its pairs; for a per-pair classifier
+        (no product count to model), the fixed cost of its fit-and-predict
+        calls.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import GaussMechAuditor, estimate_seconds
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.utils import validate_identity_data
+    >>> X, ids = make_identity_embeddings(5, 10, 8, random_state=0)
+    >>> data = validate_identity_data(GaussMechAuditor(), X, ids)
+    >>> estimate_seconds(GaussMechAuditor(), data) < 1
+    True
+    """
+    n_pairs = getattr(estimator, "n_pairs", None)
+    pairs = identity_pairs(data.n_identities, n_pairs, random_state=0)
+    seconds = estimator._estimate_seconds(data, pairs)
+    if seconds is not None:
+        return float(seconds)
+    clf = getattr(estimator, "classifier", None)
+    per_call = _CLASSIFIER_CALL_SECONDS + _TREE_SECONDS * getattr(
+        clf, "n_estimators", 0
+    )
+    return per_call * getattr(estimator, "cv", 1) * len(pairs)
+
+
+def _describe(est, *, title, statistic, says, does_not_say, finding, **options):
+    """Build the description of a fitted pair auditor (the fields all share)."""
+    check_is_fitted(est)
+    columns = options.pop("columns", ())
+    res = est.results_
+    pairs = res[["id_a", "id_b", *columns]].copy()
+    for name, values in options.pop("computed", {}).items():
+        pairs[name] = values
+    return AuditDescription(
+        title=title,
+        kind=options.pop("kind", est.guarantee_),
+        value=float(options.pop("value", est.score())),
+        statistic=statistic,
+        says=says,
+        does_not_say=does_not_say,
+        finding=finding,
+        entry={
+            "n_pairs": len(res),
+            "estimator": type(est).__name__,
+            "parameters": plain(est.get_params(deep=False)),
+            **options.pop("extras", {}),
+        },
+        pairs=pairs,
+        epsilon=options.pop("epsilon", "epsilon"),
+        ceiling=options.pop("ceiling", None),
+    )
+
+
+def describe_gaussmech(est):
+    """Describe a fitted :class:`~skprivacy.auditors.GaussMechAuditor`."""
+    value, top = est.score(), float(est.results_["epsilon"].max())
+    return _describe(
+        est,
+        title="GaussMech",
+        statistic="median over pairs of the per-pair GaussMech epsilon",
+        says=(
+            "Nothing: it is the epsilon a Gaussian mechanism would need to hide "
+            "the gap between two identities' mean embeddings, at delta."
+        ),
+        does_not_say=(
+            "Not a differential-privacy guarantee or a lower bound; it assumes "
+            "Gaussian, isotropic residuals (see the residual diagnostic)."
+        ),
+        finding=(
+            f"median GaussMech epsilon {format_value(value)} (max {format_value(top)})"
+        ),
+        columns=("epsilon", "delta_mean", "sigma"),
+        extras={"max": top},
+    )
+
+
+def describe_kdelr(est):
+    """Describe a fitted :class:`~skprivacy.auditors.KDELRAuditor`."""
+    value, top = est.score(), float(est.results_["epsilon"].max())
+    return _describe(
+        est,
+        title=f"KDE-LR alpha={est.alpha:g}",
+        statistic=(
+            f"median over pairs of the composed KDE-LR epsilon (alpha={est.alpha:g})"
+        ),
+        says=(
+            "Nothing: a plug-in estimate of the worst-case per-dimension log "
+            "density ratio, composed over dimensions."
+        ),
+        does_not_say=(
+            "Not a bound: it grows with the dimension by composition and depends "
+            "on the bandwidth and on the floor/alpha smoothing."
+        ),
+        finding=(
+            f"median KDE-LR epsilon (alpha={est.alpha:g}) {format_value(value)} "
+            f"(max {format_value(top)})"
+        ),
+        columns=("epsilon",),
+        extras={"max": top},
+    )
+
+
+def describe_mmdtv(est):
+    """Describe a fitted :class:`~skprivacy.auditors.MMDTVAuditor`.
+
+    Its mode decides what it reports: with ``confidence`` the certificate,
+    else with ``n_permutations`` the share of pairs the permutation test
+    rejects, else the ε point estimate.
+    """
+    res = est.results_
+    if est.confidence is not None:
+        value = est.score()
+        return _describe(
+            est,
+            title="MMD-TV certificate",
+            statistic=(
+                "largest certified MMD-TV epsilon lower bound over the pairs "
+                "(Hoeffding bound on MMD, simultaneous at confidence "
+                f"{est.confidence:g})"
+            ),
+            says=(
+                "A certificate: a lower confidence bound on the MMD (Hoeffding, "
+                "simultaneous over pairs and bandwidths) mapped through the TV "
+                "chain."
+            ),
+            does_not_say=(
+                "Very conservative at tens of samples per identity (often 0); "
+                f"{_RBF_CEILING_TEXT}."
+            ),
+            finding=f"MMD-TV: certified epsilon >= {format_value(value)}",
+            columns=("epsilon_lower", "mmd_lower"),
+            extras={"confidence": float(est.confidence)},
+            epsilon="epsilon_lower",
+        )
+    if est.n_permutations:
+        p = res["p_value"].to_numpy(dtype=float)
+        rejected = int((p < 0.05).sum())
+        return _describe(
+            est,
+            title="MMD permutation test",
+            kind="hypothesis test",
+            value=np.mean(p < 0.05),
+            statistic=(
+                "share of audited pairs whose MMD permutation test rejects "
+                "P_A = P_B at level 0.05"
+            ),
+            says=(
+                "A rejection at level 0.05 says the two identities' embedding "
+                "distributions differ (exact permutation p-value, (b+1)/(m+1))."
+            ),
+            does_not_say=(
+                "Says nothing about how large epsilon is; rejection rates are not "
+                "corrected for the number of pairs tested."
+            ),
+            finding=(
+                "MMD permutation test at level 0.05: " + _share_text(rejected, len(p))
+            ),
+            columns=("p_value",),
+            epsilon=None,
+            extras={
+                "n_permutations": est.n_permutations,
+                "n_rejected": rejected,
+                "min_p_value": float(p.min()),
+                "smallest_possible_p_value": 1.0 / (est.n_permutations + 1),
+            },
+        )
+    return _describe(
+        est,
+        title="MMD-TV",
+        statistic="maximum over pairs of the MMD-TV epsilon",
+        says=(
+            "Nothing by itself: the epsilon implied by the plug-in MMD through "
+            "MMD <= 2 TV and TV <= tanh(epsilon/2)."
+        ),
+        does_not_say=(
+            "Not a certificate (no confidence level); it can never exceed "
+            f"{_RBF_CEILING_TEXT}, however separable the identities are."
+        ),
+        finding=(
+            f"largest MMD-TV epsilon {format_value(est.score())} (median "
+            f"{format_value(res['epsilon'].median())})"
+        ),
+        columns=("epsilon", "mmd", "mmd2_unbiased", "bandwidth"),
+        extras={"median": float(res["epsilon"].median())},
+    )
+
+
+def _share_text(k, n):
+    if k == n:
+        return f"every audited pair ({n}) is distinguished"
+    if k == 0:
+        return f"no audited pair of {n} is distinguished"
+    return f"{k} of {n} audited pairs are distinguished"
+
+
+def classifier_name(est):
+    """Return the per-pair classifier of a ROC-HT estimator, in words."""
+    clf = est.classifier
+    if clf is None:
+        return "LogisticRegression (the paper's, per pair)"
+    name = type(clf).__name__
+    if name in ("CentroidClassifier", "PooledLDAClassifier"):
+        return f"{name} (shared-product fast path)"
+    return name
+
+
+def describe_rocht(est):
+    """Describe a fitted :class:`~skprivacy.auditors.ROCHTAuditor`."""
+    eps = est.results_["epsilon"].to_numpy(dtype=float)
+    n, corners = len(eps), int(est.n_corners_)
+    return _describe(
+        est,
+        title="ROC-HT",
+        statistic=(
+            "median over pairs of the ROC-HT (KOV) epsilon; per-pair classifier "
+            + classifier_name(est)
+        ),
+        says=(
+            "Nothing by itself: the KOV hypothesis-testing bound evaluated at the "
+            "out-of-fold ROC points, without a confidence correction."
+        ),
+        does_not_say=(
+            "A point estimate (maximised over thresholds after seeing the data); "
+            "an exact ROC corner gives infinity. See the reserved-test certificate."
+        ),
+        finding=(
+            "ROC-HT classifiers separate the audited pairs with mean out-of-fold "
+            f"AUC {est.auc_mean_:.3f} over {n} pairs"
+            + (f" ({corners} perfectly)" if corners else "")
+        ),
+        columns=("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold"),
+        extras={
+            "classifier": classifier_name(est),
+            "max": float(est.epsilon_max_),
+            "mean_auc": float(est.auc_mean_),
+            "n_infinite": int(np.isinf(eps).sum()),
+            "n_corner": corners,
+        },
+    )
+
+
+def describe_certifier(est):
+    """Describe a fitted :class:`~skprivacy.auditors.ROCHTCertifier`."""
+    res = est.results_
+    value = est.score()
+    return _describe(
+        est,
+        title="ROC-HT certificate",
+        statistic=(
+            "largest reserved-test ROC-HT certified epsilon lower bound over the "
+            f"pairs, simultaneous at confidence {est.confidence:g}; per-pair "
+            "classifier " + classifier_name(est)
+        ),
+        says=(
+            "A certificate: if the embeddings came from an epsilon-DP mechanism, "
+            "the chance that any certified value exceeds epsilon is at most "
+            "1 - confidence, simultaneously over the certified pairs "
+            "(threshold fixed on training rows, Clopper-Pearson on reserved rows)."
+        ),
+        does_not_say=(
+            "A lower bound only: 0 means 'not certifiable with this test size', "
+            "not 'private'; it cannot exceed the ceiling of the test size."
+        ),
+        finding=f"ROC-HT: certified epsilon >= {format_value(value)}",
+        columns=("epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg", "train_auc"),
+        extras={
+            "classifier": classifier_name(est),
+            "confidence": float(est.confidence),
+            "test_size": float(est.test_size),
+            "median": float(res["epsilon"].median()),
+        },
+        ceiling="ceiling",
+    )
