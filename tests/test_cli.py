@@ -3,7 +3,6 @@
 """``skprivacy audit``: outputs, numbers equal to the estimators', error handling."""
 
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -15,7 +14,6 @@ import pandas as pd
 import pytest
 
 from skprivacy.cli import main
-from skprivacy.cli._progress import Progress
 from skprivacy.datasets import make_identity_embeddings, read_embeddings
 from skprivacy.report import available_methods
 
@@ -350,29 +348,6 @@ def test_force_overwrites(csv_file, tmp_path):
     assert main(args) == 0
     assert main(args) == 2
     assert main([*args, "--force"]) == 0
-
-
-def test_progress_modes():
-    class TTY(io.StringIO):
-        def isatty(self):
-            return True
-
-    tty = TTY()
-    with Progress(2.0, stream=tty) as p:
-        p.start("stage one", 1.0)
-        p.finish()
-    assert "\r" in tty.getvalue() and "ETA" in tty.getvalue()
-    plain = io.StringIO()
-    with Progress(2.0, stream=plain) as p:
-        p.start("stage one", 1.0)
-        p.finish()
-    assert "\r" not in plain.getvalue()
-    assert "stage one done" in plain.getvalue()
-    quiet = io.StringIO()
-    with Progress(2.0, stream=quiet, quiet=True) as p:
-        p.start("stage one", 1.0)
-        p.finish()
-    assert quiet.getvalue() == ""
 
 
 # -- a user's own files: metadata columns, two photos per person ------------------------

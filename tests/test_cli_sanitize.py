@@ -14,6 +14,7 @@ from skprivacy.cli import _sanitize as san
 from skprivacy.cli import main
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.sanitize import ISP
+from skprivacy.sanitize import _file as sanitize_module
 
 pytest.importorskip("pyarrow")
 
@@ -172,7 +173,7 @@ def test_refuses_to_write_over_its_input(files, tmp_path, capsys):
 
 def test_interrupt_leaves_no_partial_output(files, tmp_path, monkeypatch):
     calls = []
-    real = san._Writer.write
+    real = sanitize_module._Writer.write
 
     def interrupted(self, frame):
         calls.append(len(frame))
@@ -180,7 +181,7 @@ def test_interrupt_leaves_no_partial_output(files, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(self, frame)
 
-    monkeypatch.setattr(san._Writer, "write", interrupted)
+    monkeypatch.setattr(sanitize_module._Writer, "write", interrupted)
     out = tmp_path / "out"
     status = main(
         [

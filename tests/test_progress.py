@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Progress output (``verbose``) of sweeps and the shared helper."""
 
+import io
 import re
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from skprivacy.auditors import mmd_bandwidth_sweep
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.sanitize import OpenSetVerificationAuditor, privacy_utility_tradeoff
-from skprivacy.utils._progress import Progress
+from skprivacy.utils import Progress
 
 
 def test_progress_lines(capsys):
@@ -53,3 +54,35 @@ def test_privacy_utility_tradeoff_verbose(capsys):
         assert f"tar {tar:.3f} (" in line
     with pytest.raises(ValueError, match="verbose"):
         privacy_utility_tradeoff(X, ids, verbose="loud")
+
+
+class _TTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_stages_bar_lines_quiet():
+    tty = _TTY()
+    with Progress(stream=tty) as p:
+        p.plan(2.0)
+        p.start("stage one", 1.0)
+        p.finish()
+    assert "\r" in tty.getvalue() and "ETA" in tty.getvalue()
+    plain = io.StringIO()
+    with Progress(stream=plain) as p:
+        p.plan(2.0)
+        p.start("stage one", 1.0)
+        p.finish()
+    lines = plain.getvalue().splitlines()
+    assert "\r" not in plain.getvalue()
+    assert re.fullmatch(r"\[skprivacy 0:00\]   0% \| stage one \.\.\.", lines[0])
+    assert re.fullmatch(
+        r"\[skprivacy 0:00\]  50%, ETA 0:00 \| stage one done in 0\.0 s", lines[1]
+    )
+    quiet = io.StringIO()
+    with Progress(verbose=0, stream=quiet) as p:
+        p.plan(2.0)
+        p.start("stage one", 1.0)
+        p.finish()
+        p.message("hidden")
+    assert quiet.getvalue() == ""

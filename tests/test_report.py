@@ -59,7 +59,8 @@ def test_every_available_method_reports(report):
             "control",
             "diagnostic",
         }
-        assert entry["says"] and entry["does_not_say"]
+        # A skipped method has no number, so nothing said: its reason instead.
+        assert (entry["says"] and entry["does_not_say"]) or entry["reason"]
 
 
 def test_pairs_follow_shared_seeded_ordering(report):
@@ -94,7 +95,7 @@ def test_html_is_self_contained(report, html):
     assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
     assert "url(" not in html  # no CSS resource either
     # Each plot the issue asks for, when its method ran.
-    expected = 1 + sum(len(METHODS[m].plots) for m in report.fitted)
+    expected = 1 + sum(len(METHODS[m].figures) for m in report.fitted)
     assert len(srcs) == expected
 
 
@@ -222,8 +223,9 @@ def test_round_trip_and_schema(report, tmp_path):
     assert "<html" not in body and body.split("</style>", 1)[1] in report.to_html()
     # Strict JSON: no NaN/Infinity tokens, infinity listed; valid against the schema.
     text = paths["summary"].read_text()
-    assert "NaN" not in text and "Infinity" not in text and '"inf"' not in text
-    summary = json.loads(text)
+    constants = []  # NaN or Infinity tokens
+    summary = json.loads(text, parse_constant=constants.append)
+    assert constants == [] and '"inf"' not in text
     jsonschema.validate(summary, summary_schema())
     infinite = [k for k, e in report.results.items() if e.get("value") == np.inf]
     assert {f"results.{k}.value" for k in infinite} <= set(summary["infinite"])
@@ -268,13 +270,11 @@ def test_certificates_show_their_ceiling(data, report):
 def test_most_leaky_ordered_by_point_estimate(report):
     html = report.to_html()
     table = html.split("<h2>Most leaky pairs</h2>", 1)[1].split("</table>", 1)[0]
-    primary = min(
-        (m.eps_rank, c)
-        for m in METHODS.values()
-        if m.eps_rank is not None and m.name in report.fitted
-        for c in m.epsilon_columns
-        if c in report.pairs
-    )[1]
+    # The registry's order: ROC-HT's out-of-fold estimate leads.
+    primary = next(
+        e["epsilon_column"] for e in report.results.values() if "epsilon_column" in e
+    )
+    assert primary == "rocht_epsilon"
     assert f"<code>{primary}</code>" in html.split("<h2>Most leaky pairs</h2>")[1]
     expected = report.pairs.dropna(subset=[primary]).sort_values(
         primary, ascending=False, kind="stable"
@@ -285,7 +285,7 @@ def test_most_leaky_ordered_by_point_estimate(report):
 
 
 def test_method_names_only_in_the_registry():
-    """Method names appear as strings in report/_methods.py only.
+    """Method names appear as strings in the registry and the name listing only.
 
     Docstring examples (``>>>`` lines) are user code and may name methods.
     """
@@ -294,7 +294,8 @@ def test_method_names_only_in_the_registry():
     import skprivacy
 
     root = Path(skprivacy.__file__).parent
-    sources = [p for p in (root / "report").glob("*.py") if p.name != "_methods.py"]
+    registry = ("_registry.py", "_names.py")
+    sources = [p for p in (root / "report").glob("*.py") if p.name not in registry]
     sources += list((root / "cli").glob("*.py"))
     for path in sources:
         text = "\n".join(
@@ -303,12 +304,15 @@ def test_method_names_only_in_the_registry():
         for name in METHOD_NAMES:
             for quoted in (f'"{name}"', f"'{name}'"):
                 assert quoted not in text, (path.name, name)
-    # The CLI's audit imports only public names of the report (the sanitize
-    # subcommand's module belongs to another area).
-    for path in (root / "cli").glob("*.py"):
-        if path.name == "_sanitize.py":
-            continue
-        assert "skprivacy.report._" not in path.read_text(), path.name
+
+
+def test_registry_declares_the_listed_names_in_order():
+    """The light listing the command line reads is the registry, in order."""
+    from skprivacy.report._names import PROTOCOL_HELP
+
+    assert tuple(METHODS) == METHOD_NAMES
+    assert set(PROTOCOLS) == set(PROTOCOL_HELP)
+    assert all(set(m.sizes) == set(PROTOCOL_HELP) for m in METHODS.values())
 
 
 # -- provenance of in-memory input (issue 16 item 3) ----------------------------------
@@ -493,7 +497,7 @@ def test_permutation_p_value_floor_by_enumeration(n_a, n_b):
     # exact permutation p-value is the share of splits at least as extreme.
     from itertools import combinations
 
-    from skprivacy.report._methods import _permutation_p_floor
+    from skprivacy.auditors import permutation_p_value_floor
 
     rng = np.random.default_rng(0)
     A = rng.normal(size=(n_a, 3))
@@ -505,4 +509,5 @@ def test_permutation_p_value_floor_by_enumeration(n_a, n_b):
     for idx in splits:
         rest = np.setdiff1d(np.arange(n_a + n_b), idx)
         extreme += _unbiased_mmd2(pooled[list(idx)], pooled[rest]) >= observed - 1e-12
-    assert _permutation_p_floor([n_a], [n_b])[0] == pytest.approx(extreme / len(splits))
+    floor = permutation_p_value_floor(n_a, n_b)
+    assert floor == pytest.approx(extreme / len(splits))

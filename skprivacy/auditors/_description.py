@@ -278,7 +278,7 @@ def describe_mmdtv(est):
                 "Very conservative at tens of samples per identity (often 0); "
                 f"{_RBF_CEILING_TEXT}."
             ),
-            finding=f"MMD-TV: certified epsilon >= {format_value(value)}",
+            finding=f"MMD-TV certificate: certified epsilon >= {format_value(value)}",
             columns=("epsilon_lower", "mmd_lower"),
             extras={"confidence": float(est.confidence)},
             epsilon="epsilon_lower",
@@ -390,10 +390,76 @@ def describe_rocht(est):
     )
 
 
+def ceiling_fields(value, ceiling, epsilons, ceilings):
+    """Return a certificate's ``ceiling``, ``at_ceiling`` and pair counts at it.
+
+    Parameters
+    ----------
+    value : float
+        The certified value (the largest over the pairs).
+    ceiling : float
+        The largest ceiling over the pairs.
+    epsilons, ceilings : ndarray of shape (n_pairs,)
+        Per-pair certified values and ceilings.
+
+    Returns
+    -------
+    fields : dict
+        ``ceiling``, ``at_ceiling`` (the value reaches its ceiling),
+        ``n_at_ceiling`` and ``n_positive_certificates``.
+    """
+    at = np.isclose(epsilons, ceilings, rtol=1e-9, atol=1e-12) & (ceilings > 0)
+    return {
+        "ceiling": float(ceiling),
+        "at_ceiling": bool(ceiling > 0 and math.isclose(value, ceiling, rel_tol=1e-9)),
+        "n_at_ceiling": int(at.sum()),
+        "n_positive_certificates": int((epsilons > 0).sum()),
+    }
+
+
+def certificate_finding(title, entry):
+    """Return the sentence of a certificate: the value, its ceiling, what lifts it."""
+    conf = f"{100 * entry['confidence']:g}%"
+    if entry["value"] <= 0:
+        return (
+            f"{title}: nothing certified at {conf} (ceiling "
+            f"{format_value(entry['ceiling'])}); 0 means not certifiable with these "
+            "sample sizes, not private"
+        )
+    text = f"{title}: certified epsilon >= {format_value(entry['value'])} at {conf}"
+    if not entry["at_ceiling"]:
+        return text + f" (ceiling {format_value(entry['ceiling'])})"
+    lift = entry.get("lift") or {}
+    if lift.get("test_size"):
+        how = f"; test_size {lift['test_size']:g} would lift it"
+    elif lift.get("rows_per_identity"):
+        how = f"; {lift['rows_per_identity']} rows per identity would lift it"
+    else:
+        return text + " (the ceiling this test size allows)"
+    lifted = format_value(lift["ceiling"])
+    return text + f" (the ceiling this test size allows{how} to {lifted})"
+
+
 def describe_certifier(est):
-    """Describe a fitted :class:`~skprivacy.auditors.ROCHTCertifier`."""
+    """Describe a fitted :class:`~skprivacy.auditors.ROCHTCertifier`.
+
+    The ceiling is the certifier's own: what a perfect test certifies with its
+    reserved rows, confidence and family size.
+    """
     res = est.results_
     value = est.score()
+    extras = {
+        "classifier": classifier_name(est),
+        "confidence": float(est.confidence),
+        "test_size": float(est.test_size),
+        "median": float(res["epsilon"].median()),
+        **ceiling_fields(
+            value,
+            est.ceiling_,
+            res["epsilon"].to_numpy(),
+            res["ceiling"].to_numpy(),
+        ),
+    }
     return _describe(
         est,
         title="ROC-HT certificate",
@@ -412,13 +478,241 @@ def describe_certifier(est):
             "A lower bound only: 0 means 'not certifiable with this test size', "
             "not 'private'; it cannot exceed the ceiling of the test size."
         ),
-        finding=f"ROC-HT: certified epsilon >= {format_value(value)}",
+        finding=certificate_finding("ROC-HT certificate", {"value": value, **extras}),
         columns=("epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg", "train_auc"),
-        extras={
-            "classifier": classifier_name(est),
-            "confidence": float(est.confidence),
-            "test_size": float(est.test_size),
-            "median": float(res["epsilon"].median()),
-        },
+        extras=extras,
         ceiling="ceiling",
+    )
+
+
+def describe_sweep(table, *, scales, n_pairs, requested, reading):
+    """Describe a table of :func:`~skprivacy.auditors.mmd_bandwidth_sweep`.
+
+    ``n_pairs`` pairs were audited (``requested``: the ``n_pairs`` asked
+    for); ``reading`` is the MMD-TV description whose reading it shares.
+    """
+    return AuditDescription(
+        title="MMD-TV bandwidth sweep",
+        kind="point estimate",
+        value=float(table["max_epsilon"].max()),
+        statistic=(
+            f"largest MMD-TV epsilon over the bandwidth scales {list(scales)} on "
+            f"{n_pairs} pairs"
+        ),
+        says=reading.says,
+        does_not_say=reading.does_not_say,
+        finding="",
+        entry={
+            "n_pairs": n_pairs,
+            "per_scale": table.to_dict(orient="records"),
+            "estimator": "mmd_bandwidth_sweep",
+            "parameters": {"scales": list(scales), "n_pairs": requested},
+        },
+    )
+
+
+def describe_controls(controls, parameters):
+    """Describe :func:`~skprivacy.auditors.split_half_controls` of a permutation test."""
+    calibrated = controls.rejection_rate <= 0.15
+    return AuditDescription(
+        title="Split-half controls",
+        kind="control",
+        value=float(controls.rejection_rate),
+        statistic=(
+            "share of same-identity split halves rejected at 0.05 (should be close "
+            "to 0.05)"
+        ),
+        says=(
+            "Calibration: both halves come from one identity, so a valid test "
+            "rejects about 5% of them."
+        ),
+        does_not_say=(
+            "A rate far above 0.05 means the permutation test (or the data, e.g. "
+            "duplicated images) is not behaving as assumed."
+        ),
+        finding=(
+            f"split-half controls (same identity) rejected {controls.n_rejected} of "
+            f"{controls.n_controls} at 0.05"
+            + (
+                " — close to the nominal 5%, so the test behaves as assumed"
+                if calibrated
+                else " — far above 5%: the test or the data (e.g. duplicated images)"
+                " do not behave as assumed"
+            )
+        ),
+        entry={
+            "n_identities": int(controls.n_controls),
+            "n_rejected": int(controls.n_rejected),
+            "median_control_epsilon": float(controls.epsilon_median),
+            "max_control_epsilon": float(controls.epsilon_max),
+            "estimator": "split_half_controls",
+            "parameters": parameters,
+        },
+    )
+
+
+def describe_roc_controls(controls, parameters):
+    """Describe :func:`~skprivacy.auditors.split_half_controls` of ROC-HT."""
+    auc = controls.results["auc"].to_numpy(dtype=float)
+    corners = int(controls.results["corner"].sum())
+    chance = auc.mean() <= 0.6 and corners == 0
+    return AuditDescription(
+        title="Split-half ROC-HT controls",
+        kind="control",
+        value=float(auc.mean()),
+        statistic=(
+            "mean out-of-fold ROC-HT AUC of same-identity split halves (should be "
+            "close to 0.5)"
+        ),
+        says=(
+            "Calibration: both halves come from one identity, so the ROC-HT "
+            "classifier should score near chance (AUC about 0.5, no exact corners)."
+        ),
+        does_not_say=(
+            "An AUC well above 0.5 means the classifier separates halves of one "
+            "identity (duplicates, artefacts), so the pair AUCs overstate identity "
+            "signal; near 0.5 does not validate the pair epsilons as bounds."
+        ),
+        finding=(
+            f"split-half ROC-HT controls (same identity): mean AUC {auc.mean():.3f} "
+            f"over {controls.n_controls} identities, {corners} exact corners"
+            + (
+                " — not above chance, so the classifier does not separate one "
+                "identity (out-of-fold AUCs of identical distributions fall below "
+                "0.5 at small sizes)"
+                if chance
+                else " — above chance: the classifier separates halves of one "
+                "identity (e.g. duplicated images or a recording artefact)"
+            )
+        ),
+        entry={
+            "n_identities": int(controls.n_controls),
+            "n_corners": corners,
+            "max_auc": float(auc.max()),
+            "median_control_epsilon": float(controls.epsilon_median),
+            "max_control_epsilon": float(controls.epsilon_max),
+            "estimator": "split_half_controls(ROCHTAuditor)",
+            "parameters": parameters,
+        },
+    )
+
+
+def describe_sensitivity(comparison, forest):
+    """Describe :func:`~skprivacy.auditors.compare_roc_audits` of logistic vs forest."""
+    diff = comparison.results["auc_difference"].to_numpy(dtype=float)
+    more = comparison.mean_auc_b > comparison.mean_auc_a + 0.02
+    return AuditDescription(
+        title="Classifier sensitivity (random forest vs logistic)",
+        kind="diagnostic",
+        value=float(comparison.mean_auc_difference),
+        statistic=(
+            "mean over the ROC-HT pairs of the out-of-fold AUC of logistic "
+            "regression minus that of a 100-tree random forest (same pairs and "
+            "folds)"
+        ),
+        says=(
+            "Whether the ROC-HT signal depends on the linear classifier: a random "
+            "forest on the same pairs and folds; similar AUCs mean either scorer "
+            "extracts the same distinguishability."
+        ),
+        does_not_say=(
+            "Not a confidence statement about epsilon; a robustness diagnostic for "
+            "the classifier choice (paper 000, Section ROC-HT), on the first "
+            "sensitivity_pairs pairs (50 in the paper protocol, where paper 000 "
+            "used 200)."
+        ),
+        finding=(
+            f"classifier sensitivity: mean AUC {comparison.mean_auc_a:.3f} "
+            f"(logistic) vs {comparison.mean_auc_b:.3f} (random forest) over "
+            f"{diff.size} pairs"
+            + (
+                " — the forest separates more: logistic regression under-fits the "
+                "signal"
+                if more
+                else " — a more flexible classifier finds no signal the linear one "
+                "missed"
+            )
+        ),
+        entry={
+            "mean_auc_logistic": float(comparison.mean_auc_a),
+            "mean_auc_forest": float(comparison.mean_auc_b),
+            "max_abs_auc_difference": float(np.abs(diff).max()),
+            "n_pairs": int(diff.size),
+            "estimator": "compare_roc_audits(ROCHTAuditor, ROCHTAuditor)",
+            "parameters": {"classifier_b": plain(forest)},
+        },
+        pairs=comparison.results[["id_a", "id_b", "auc_b", "auc_difference"]].rename(
+            columns={"auc_b": "forest_auc", "auc_difference": "auc_lr_minus_forest"}
+        ),
+    )
+
+
+def describe_gaussianity(diagnostic):
+    """Describe :func:`~skprivacy.auditors.residual_gaussianity`."""
+    p = diagnostic.results["p_value"].to_numpy()
+    return AuditDescription(
+        title="Residual Gaussianity",
+        kind="diagnostic",
+        value=int(diagnostic.n_rejected),
+        statistic=(
+            "number of embedding dimensions whose pooled within-identity residuals "
+            f"fail Shapiro-Wilk at p < {diagnostic.threshold:g}"
+        ),
+        says=(
+            "Which embedding dimensions have clearly non-Gaussian within-identity "
+            "residuals (the GaussMech model's assumption)."
+        ),
+        does_not_say=(
+            "Passing the test does not make GaussMech a guarantee; failing it "
+            "means GaussMech's model is wrong for those dimensions."
+        ),
+        finding="",
+        entry={
+            "n_dimensions": int(diagnostic.n_dimensions),
+            "n_residuals": int(diagnostic.n_residuals),
+            "median_p_value": float(np.median(p)),
+            "estimator": "residual_gaussianity",
+            "parameters": {"threshold": diagnostic.threshold},
+        },
+    )
+
+
+def describe_witness(roc, mmd):
+    """Describe the classifier witness ratio of a fitted ROC-HT and MMD-TV audit.
+
+    Per pair audited by both, ROC-HT's TV witness ``max(TPR - FPR)`` over
+    ``MMD / 2``; None when no pair has a positive MMD.
+    """
+    both = roc.results_[["id_a", "id_b", "tv"]].merge(
+        mmd.results_[["id_a", "id_b", "mmd"]], on=["id_a", "id_b"]
+    )
+    half = both["mmd"] / 2
+    both["witness_ratio"] = both["tv"] / half.where(half > 0)
+    ratio = both["witness_ratio"].dropna()
+    if ratio.empty:
+        return None
+    return AuditDescription(
+        title="Classifier witness ratio",
+        kind="diagnostic",
+        value=float(ratio.median()),
+        statistic=(
+            "median over pairs audited by both ROC-HT and MMD-TV of the classifier "
+            "TV witness divided by MMD/2"
+        ),
+        says=(
+            "Nothing: it compares two point estimates of the total variation "
+            "distance between the identities' embedding distributions."
+        ),
+        does_not_say=(
+            "Not a bound; a ratio far above 1 says the kernel (MMD) chain is loose "
+            "for these embeddings, not that either number is wrong."
+        ),
+        finding="",
+        entry={
+            "max": float(ratio.max()),
+            "n_pairs": int(ratio.size),
+            "estimator": "ROCHTAuditor and MMDTVAuditor",
+            "parameters": {},
+        },
+        pairs=both[["id_a", "id_b", "witness_ratio"]],
     )

@@ -56,6 +56,7 @@ def audit_data_errors(progress):
     progress : Progress
         The audit's progress reporter.
     """
+    # The report loads only when a command runs (--help stays fast).
     from skprivacy.report import NoAuditablePairsError
 
     try:
@@ -78,8 +79,9 @@ def user_errors(stage):
 
     Parameters
     ----------
-    stage : str
-        What was being done, e.g. ``"reading input"``; starts the message.
+    stage : str or None
+        What was being done, e.g. ``"reading input"``; starts the message
+        (None: the exception's message alone, for errors that name their cause).
 
     Examples
     --------
@@ -97,9 +99,11 @@ def user_errors(stage):
         raise
     except FileNotFoundError as exc:
         name = f": {exc.filename}" if exc.filename and exc.strerror else ""
-        raise UserError(f"{stage}: {exc.strerror or _one_line(exc)}{name}") from exc
+        text = f"{exc.strerror or _one_line(exc)}{name}"
+        raise UserError(text if stage is None else f"{stage}: {text}") from exc
     except _USER_EXCEPTIONS as exc:
-        raise UserError(f"{stage}: {_one_line(exc)}") from exc
+        text = _one_line(exc)
+        raise UserError(text if stage is None else f"{stage}: {text}") from exc
 
 
 class _Terminated(BaseException):

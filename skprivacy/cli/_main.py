@@ -1,25 +1,21 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ``skprivacy`` command line (``skprivacy audit``, ``skprivacy sanitize``)."""
+"""The ``skprivacy`` command line (``skprivacy audit``, ``skprivacy sanitize``).
+
+The parser is built from plain data (the method and protocol names), so
+``skprivacy --help`` loads nothing heavy; a command imports what it runs.
+"""
 
 import argparse
-import shlex
 import sys
-import warnings
-from importlib import resources
-from pathlib import Path
+
+from skprivacy import __version__
+from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
+from skprivacy.cli._sanitize import add_sanitize_parser
+from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP
+from skprivacy.report._names import SHARED_SETTINGS
 
 __all__ = ["main"]
-
-from skprivacy.cli._errors import (
-    EXIT_USAGE,
-    UserError,
-    audit_data_errors,
-    run_command,
-    user_errors,
-)
-
-_BUNDLED = ("cropped-yale-b", "dlib_resnet128.csv.gz")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,10 +23,6 @@ class _Parser(argparse.ArgumentParser):
     # (with a pointer to --help) is easier to read in logs and to test.
     def error(self, message):
         raise UserError(f"{message} (see '{self.prog} --help')")
-
-
-def _bundled_path():
-    return resources.files("skprivacy.datasets").joinpath("data", *_BUNDLED)
 
 
 def _positive_jobs(text):
@@ -72,21 +64,8 @@ def _meta(text):
     return key.strip(), value
 
 
-def _metadata(pairs):
-    out = {}
-    for key, value in pairs or ():
-        if key in out:
-            raise UserError(f"--meta {key} is given twice")
-        out[key] = value
-    return out
-
-
 def _build_parser():
-    from skprivacy import __version__
-    from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP, PROTOCOLS
-
-    defaults = PROTOCOLS["quick"]
-
+    defaults = SHARED_SETTINGS
     parser = _Parser(
         prog="skprivacy",
         description="Audit identity leakage in face/image embeddings.",
@@ -148,7 +127,7 @@ def _build_parser():
     )
     audit.add_argument(
         "--protocol",
-        choices=sorted(PROTOCOLS),
+        choices=sorted(PROTOCOL_HELP),
         default="quick",
         help="; ".join(f"{k}: {v}" for k, v in PROTOCOL_HELP.items())
         + ". Default: quick",
@@ -206,107 +185,8 @@ def _build_parser():
         "--quiet", action="store_true", help="no progress output and no summary"
     )
 
-    if _has_isp():
-        from skprivacy.cli._sanitize import add_sanitize_parser
-
-        add_sanitize_parser(sub)
+    add_sanitize_parser(sub)
     return parser
-
-
-def _has_isp():
-    from importlib.util import find_spec
-
-    return find_spec("skprivacy.sanitize") is not None
-
-
-def _read(args):
-    from skprivacy.datasets import read_embeddings
-
-    if args.file is None:
-        with resources.as_file(_bundled_path()) as path:
-            X, ids, info = read_embeddings(
-                path, id_column="identity", features=r"^e\d+$"
-            )
-        info["name"] = "bundled Cropped Yale B (dlib ResNet, 128-d)"
-        return X, ids, info
-    path = Path(args.file)
-    if not path.exists():
-        raise UserError(f"input file not found: {path}")
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        with user_errors("reading input"):
-            X, ids, info = read_embeddings(
-                path,
-                id_column=args.id_column,
-                features=args.features,
-                exclude=getattr(args, "exclude", None),
-                labels=args.labels,
-            )
-    for w in record if not args.quiet else ():
-        # Excluded columns, rows without identity: said here and in provenance.
-        print(f"skprivacy: warning: {w.message}", file=sys.stderr)
-    info["name"] = path.name
-    info["reader_warnings"] = [str(w.message) for w in record]
-    return X, ids, info
-
-
-def audit_options(args):
-    """Return the audit options every input of one ``skprivacy audit`` run shares."""
-    return {
-        "protocol": args.protocol,
-        "methods": args.methods,
-        "confidence": args.confidence,
-        "test_size": args.test_size,
-        "random_state": args.seed,
-        "n_jobs": args.n_jobs,
-    }
-
-
-def _audit(args, argv):
-    from skprivacy.cli._conditions import is_multi_condition, run_conditions
-    from skprivacy.cli._progress import Progress
-    from skprivacy.report import AuditReport, audit
-
-    if is_multi_condition(args):
-        return run_conditions(args, argv, _read, _metadata(args.meta))
-    args.file = args.file[0] if args.file else None
-    inputs = [p for p in (args.file, args.labels) if p is not None]
-    # The destination is checked (and its staging directory created) before
-    # any computation: an unwritable or refused --out fails at once.
-    metadata = _metadata(args.meta)
-    with user_errors("preparing output"):
-        staged = AuditReport.staged(args.out, force=args.force, inputs=inputs)
-    with staged:
-        X, ids, info = _read(args)
-        with Progress(None, quiet=args.quiet) as progress:
-            with audit_data_errors(progress):
-                report = audit(
-                    X,
-                    ids.to_numpy(),
-                    **audit_options(args),
-                    progress=progress,
-                    input_info=info,
-                    metadata=metadata,
-                )
-            progress.start("writing report", 1.0)
-            report.provenance["command_line"] = shlex.join(["skprivacy", *argv])
-            with user_errors("writing output"):
-                report.write(staged.path)
-                staged.commit()
-            progress.finish()
-    if not args.quiet:
-        _print_summary(report, Path(args.out))
-    return 0
-
-
-def _print_summary(report, out):
-    lines = [report.verdict["headline"]]
-    lines += [f"  - {line['text']}" for line in report.verdict["lines"]]
-    for step in report.next_steps[:2]:
-        if step.get("command"):
-            lines.append(f"  next: {step['command']}")
-    lines.append(f"report: {out / 'report.html'}")
-    print("\n".join(lines))
 
 
 def main(argv=None):
@@ -339,7 +219,10 @@ def _dispatch(argv):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if args.command == "audit":
-        return _audit(args, argv)
+        # The scientific stack loads only when a command runs (--help stays fast).
+        from skprivacy.cli._audit import run_audit
+
+        return run_audit(args, argv)
     from skprivacy.cli._sanitize import run_sanitize
 
     return run_sanitize(args, argv)

@@ -315,7 +315,8 @@ def describe_excluded(excluded):
     )
 
 
-def _sha256(path):
+def file_sha256(path):
+    """Return the SHA-256 of a file's bytes (hex)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -509,7 +510,7 @@ def read_embeddings(
     info = {
         "path": str(path.resolve()),
         "format": fmt,
-        "sha256": _sha256(path),
+        "sha256": file_sha256(path),
         "n_rows_read": int(len(missing_id)),
         "n_rows_missing_id": int(missing_id.sum()),
         "id_column": id_column,

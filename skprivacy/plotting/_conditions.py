@@ -142,7 +142,9 @@ class ConditionsEpsilonDisplay:
         Parameters
         ----------
         report : ConditionsReport
-            Returned by :func:`~skprivacy.audit_conditions` (or loaded).
+            Returned by :func:`~skprivacy.audit_conditions` (or loaded): any
+            object whose ``prefix_epsilons()`` gives ``{method: {condition:
+            per-pair ε}}``.
         ax : matplotlib Axes, list of Axes or None, default=None
             See :meth:`plot`.
         **kwargs : dict
@@ -153,9 +155,7 @@ class ConditionsEpsilonDisplay:
         display : ConditionsEpsilonDisplay
             The plotted display.
         """
-        from skprivacy.report import ConditionsReport
-
-        if not isinstance(report, ConditionsReport):
+        if not callable(getattr(report, "prefix_epsilons", None)):
             raise TypeError(
                 "ConditionsEpsilonDisplay.from_report needs a ConditionsReport "
                 f"(from skprivacy.audit_conditions); got {type(report).__name__}."

@@ -1,21 +1,32 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The unified audit behind ``skprivacy audit`` and its self-contained HTML report."""
+"""The unified audit behind ``skprivacy audit`` and its self-contained HTML report.
 
-from skprivacy.report._audit import (
-    GENERATION_FIELDS,
-    OUTPUT_FILES,
-    SCHEMA_VERSION,
-    AuditReport,
-    NoAuditablePairsError,
-    audit,
-    run_audit,
-    software_versions,
-)
-from skprivacy.report._conditions import ConditionsReport, audit_conditions
-from skprivacy.report._methods import METHOD_NAMES, METHODS, available_methods
-from skprivacy.report._protocols import PROTOCOL_HELP, PROTOCOLS
-from skprivacy.report._schema import summary_schema
+Names load on first use, so the command line reads the method and protocol
+names without importing the estimators.
+"""
+
+from skprivacy._lazy import attach
+
+_ORIGINS = {
+    "GENERATION_FIELDS": "skprivacy.report._audit",
+    "OUTPUT_FILES": "skprivacy.report._audit",
+    "SCHEMA_VERSION": "skprivacy.report._audit",
+    "AuditReport": "skprivacy.report._audit",
+    "NoAuditablePairsError": "skprivacy.report._audit",
+    "audit": "skprivacy.report._audit",
+    "run_audit": "skprivacy.report._audit",
+    "ConditionsReport": "skprivacy.report._conditions",
+    "audit_conditions": "skprivacy.report._conditions",
+    "METHOD_NAMES": "skprivacy.report._names",
+    "PROTOCOL_HELP": "skprivacy.report._names",
+    "METHODS": "skprivacy.report._registry",
+    "PROTOCOLS": "skprivacy.report._registry",
+    "available_methods": "skprivacy.report._registry",
+    "summary_schema": "skprivacy.report._schema",
+    # Moved to skprivacy.utils; still importable from here.
+    "software_versions": "skprivacy.utils",
+}
 
 __all__ = [
     "GENERATION_FIELDS",
@@ -32,6 +43,7 @@ __all__ = [
     "audit_conditions",
     "available_methods",
     "run_audit",
-    "software_versions",
     "summary_schema",
 ]
+
+__getattr__, __dir__ = attach(__name__, _ORIGINS)

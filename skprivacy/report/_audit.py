@@ -5,7 +5,6 @@
 import hashlib
 import json
 import math
-import platform
 import sys
 import uuid
 import warnings
@@ -16,19 +15,27 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from skprivacy.datasets import select_feature_columns
+from skprivacy.datasets._io import describe_excluded
 from skprivacy.exceptions import ExcludedColumnsWarning
-from skprivacy.report._methods import METHODS, AuditContext, available_methods
-from skprivacy.report._protocols import PROTOCOLS
-from skprivacy.utils import identity_pairs, validate_identity_data
+from skprivacy.report._html import render_html
+from skprivacy.report._persist import SavedReport, dumps, read_json, strict
+from skprivacy.report._plots import figures
+from skprivacy.report._registry import (
+    METHODS,
+    PROTOCOLS,
+    AuditContext,
+    available_methods,
+)
+from skprivacy.report._verdict import next_steps, suggest_isp_rank, verdict
+from skprivacy.utils import (
+    Progress,
+    RunProvenance,
+    identity_pairs,
+    validate_identity_data,
+)
 
-__all__ = [
-    "GENERATION_FIELDS",
-    "AuditReport",
-    "NoAuditablePairsError",
-    "audit",
-    "run_audit",
-    "software_versions",
-]
+__all__ = ["AuditReport", "NoAuditablePairsError", "audit", "run_audit"]
 
 #: Version of the ``summary.json`` layout (see :func:`summary_schema`).
 SCHEMA_VERSION = "2"
@@ -72,90 +79,7 @@ class _Input(BaseEstimator):
     """Stand-in estimator so the shared input layer can validate the audit's data."""
 
 
-def software_versions():
-    """Versions of Python, the platform and skprivacy's dependencies.
-
-    Returns
-    -------
-    versions : dict of str to str or None
-        ``python``, ``platform`` and one entry per package (None if absent).
-
-    Examples
-    --------
-    >>> from skprivacy.report import software_versions
-    >>> sorted(software_versions())[:3]
-    ['joblib', 'matplotlib', 'numpy']
-    """
-    import importlib.metadata as md
-
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for name in (
-        "skprivacy",
-        "numpy",
-        "scipy",
-        "pandas",
-        "scikit-learn",
-        "joblib",
-        "matplotlib",
-    ):
-        try:
-            out[name] = md.version(name)
-        except md.PackageNotFoundError:  # pragma: no cover
-            out[name] = None
-    return out
-
-
-def _now():
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-# INTEGRATE: skprivacy/cli/_sanitize.py imports these two private names; it can
-# use the public skprivacy.report.software_versions instead.
-_versions = software_versions
-
-
-# -- strict JSON: infinity as null plus the list of infinite fields ---------------------
-def _strict(value, path, infinite):
-    """JSON-ready copy of ``value``; ``inf`` becomes null and its path is recorded."""
-    if isinstance(value, dict):
-        return {
-            str(k): _strict(v, f"{path}.{k}" if path else str(k), infinite)
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple | np.ndarray):
-        return [_strict(v, f"{path}[{i}]", infinite) for i, v in enumerate(value)]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isinf(value):
-            infinite.append(path)
-            return None
-        return None if math.isnan(value) else value
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    return str(value)
-
-
-def _restore_infinite(obj, paths):
-    """Put ``inf`` back at the recorded paths (``a.b`` dict keys, ``[i]`` items)."""
-    for path in paths:
-        keys = []
-        for part in path.split("."):
-            name, *items = part.replace("]", "").split("[")
-            keys.append(name)
-            keys.extend(int(i) for i in items)
-        target = obj
-        for key in keys[:-1]:
-            target = target[key]
-        target[keys[-1]] = math.inf
-    return obj
-
-
-def _dumps(obj):
-    return json.dumps(obj, indent=2, allow_nan=False) + "\n"
-
-
-class AuditReport:
+class AuditReport(SavedReport):
     """Result of :func:`audit`: verdict, per-result summary, per-pair table, provenance.
 
     Parameters
@@ -166,13 +90,15 @@ class AuditReport:
         ``"control"`` or ``"diagnostic"``), ``statistic`` (what the value is,
         in words), ``method``, ``skipped`` (with a ``reason`` when true),
         ``says`` / ``does_not_say``, certificates' ``ceiling`` and
-        ``at_ceiling``, ``parameters`` and method-specific extras.
+        ``at_ceiling``, per-pair ε's ``epsilon_column`` (in ``pairs``) and
+        ``epsilon_label``, ``parameters`` and method-specific extras.
     pairs : DataFrame
         One row per audited identity pair (``id_a``, ``id_b``, ``pair_rank``
         = position in the shared seeded ordering), one column per method output.
     provenance : dict
         Input (feature columns, excluded columns, hash), cleaning counts and
-        drop reasons, seed, pair list, software versions, start and end time.
+        drop reasons, seed, pair list, software versions, start and end time,
+        command line.
     run_id : str
         Identifier shared by the three output files of one run.
     verdict : dict
@@ -206,6 +132,8 @@ class AuditReport:
     >>> report.to_html().startswith("<!DOCTYPE html>")
     True
     """
+
+    FILES = OUTPUT_FILES
 
     def __init__(
         self,
@@ -249,15 +177,11 @@ class AuditReport:
     def to_dict(self):
         """Return the content of ``summary.json`` (strict JSON; see ``summary_schema()``)."""
         infinite = []
-        body = _strict(
-            {
-                "results": self.results,
-                "verdict": self.verdict,
-                "next_steps": self.next_steps,
-            },
-            "",
-            infinite,
-        )
+        body = {
+            "results": self.results,
+            "verdict": self.verdict,
+            "next_steps": self.next_steps,
+        }
         return {
             "schema_version": SCHEMA_VERSION,
             "run_id": self.run_id,
@@ -265,107 +189,25 @@ class AuditReport:
             "confidence": self.provenance.get("protocol_settings", {}).get(
                 "confidence"
             ),
-            **body,
+            **strict(body, infinite),
             "infinite": infinite,
         }
 
     def to_html(self):
         """Return the self-contained HTML report (inline CSS, base64 PNG plots)."""
         if self._html is None:
-            from skprivacy.report._html import render_html
-
             self._html = render_html(self)
         return self._html
 
-    def _repr_html_(self):
-        """Return the report's body for Jupyter (the same markup as :meth:`to_html`)."""
-        from skprivacy.report._html import html_body
-
-        return html_body(self.to_html())
-
-    def save(self, path, *, force=False, inputs=()):
-        """Write ``report.html``, ``summary.json``, ``pairs.csv`` and ``provenance.json``.
-
-        The files are written into a temporary directory beside ``path`` which
-        then replaces it, so ``path`` holds either the previous complete report
-        or this one, never a mixture; no file outside ``path`` is written and
-        symbolic links are never followed.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Output directory.
-        force : bool, default=False
-            Replace an existing report directory (one holding only a previous
-            report's files).
-        inputs : iterable of path-like, default=()
-            Files the run read: an output directory containing one is refused.
-
-        Returns
-        -------
-        paths : dict
-            The four written paths by name.
-        """
-        with self.staged(path, force=force, inputs=inputs) as staged:
-            self.write(staged.path)
-            staged.commit()
-        out = Path(path)
+    def files(self):
+        """Return the text of ``summary.json``, ``pairs.csv``, ``provenance.json``, ``report.html``."""
+        provenance = {"run_id": self.run_id, **self.provenance}
         return {
-            "summary": out / "summary.json",
-            "pairs": out / "pairs.csv",
-            "provenance": out / "provenance.json",
-            "report": out / "report.html",
-        }
-
-    @staticmethod
-    def staged(path, *, force=False, inputs=()):
-        """Return the staged output directory :meth:`save` uses (checked at once).
-
-        Create it before a long audit so an unwritable or refused destination
-        is reported before any computation.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Output directory.
-        force : bool, default=False
-            Allow replacing a previous report directory.
-        inputs : iterable of path-like, default=()
-            Files the run read (an output containing one is refused).
-
-        Returns
-        -------
-        staged : StagedDirectory
-            Write into ``staged.path``, then call ``staged.commit()``.
-        """
-        from skprivacy.utils._files import StagedDirectory
-
-        return StagedDirectory(
-            path, force=force, replaceable=OUTPUT_FILES, inputs=inputs
-        )
-
-    def write(self, directory):
-        """Write the four files into an existing (staging) directory.
-
-        Parameters
-        ----------
-        directory : str or path-like
-            The directory, e.g. ``staged.path`` of :meth:`staged`.
-        """
-        from skprivacy.utils._files import atomic_file
-
-        directory = Path(directory)
-        files = {
-            "summary.json": _dumps(self.to_dict()),
-            "provenance.json": _dumps(
-                _strict({"run_id": self.run_id, **self.provenance}, "", [])
-            ),
-            "report.html": self.to_html(),
+            "summary.json": dumps(self.to_dict()),
             "pairs.csv": self.pairs.to_csv(index=False),
+            "provenance.json": dumps(strict(provenance, [])),
+            "report.html": self.to_html(),
         }
-        for name, text in files.items():
-            with atomic_file(directory / name, "w", encoding="utf-8") as fh:
-                fh.write(text)
 
     @classmethod
     def load(cls, path):
@@ -383,22 +225,13 @@ class AuditReport:
             ``run_id``, ``to_html()``); the fitted estimators are not saved.
         """
         path = Path(path)
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        if summary.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(
-                f"{path / 'summary.json'} has schema_version "
-                f"{summary.get('schema_version')!r}; this skprivacy reads "
-                f"{SCHEMA_VERSION!r}."
-            )
-        _restore_infinite(summary, summary["infinite"])
-        provenance = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
-        run_id = provenance.pop("run_id")
-        pairs = pd.read_csv(path / "pairs.csv")
+        summary = read_json(path / "summary.json", SCHEMA_VERSION)
+        provenance = json.loads((path / "provenance.json").read_text("utf-8"))
         report = cls(
             results=summary["results"],
-            pairs=pairs,
+            pairs=pd.read_csv(path / "pairs.csv"),
             provenance=provenance,
-            run_id=run_id,
+            run_id=provenance.pop("run_id"),
             verdict=summary["verdict"],
             next_steps=summary["next_steps"],
         )
@@ -406,7 +239,7 @@ class AuditReport:
         return report
 
 
-# -- the audit --------------------------------------------------------------------------
+# -- the audit's inputs ------------------------------------------------------------------
 def _settings(protocol, confidence, test_size):
     if isinstance(protocol, str):
         if protocol not in PROTOCOLS:
@@ -422,43 +255,30 @@ def _settings(protocol, confidence, test_size):
                 f"{sorted(PROTOCOLS['quick'])}."
             )
         name, settings = "custom", {**PROTOCOLS["quick"], **dict(protocol)}
-    if confidence is not None:
-        if not 0 < confidence < 1:
-            raise ValueError(f"confidence must be in (0, 1); got {confidence!r}.")
-        settings["confidence"] = float(confidence)
-    if test_size is not None:
-        if not 0 < test_size < 1:
-            raise ValueError(f"test_size must be in (0, 1); got {test_size!r}.")
-        settings["test_size"] = float(test_size)
+    for key, value in (("confidence", confidence), ("test_size", test_size)):
+        if value is not None:
+            if not 0 < value < 1:
+                raise ValueError(f"{key} must be in (0, 1); got {value!r}.")
+            settings[key] = float(value)
     return name, settings
 
 
 def _select(methods, protocol=None):
     if methods is None:
         return available_methods(protocol)
-    if isinstance(methods, str):
-        methods = [methods]
+    methods = [methods] if isinstance(methods, str) else list(methods)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(
             f"Unknown method(s) {unknown}; registered methods: {list(METHODS)}."
         )
-    missing = {m: METHODS[m].missing() for m in methods if METHODS[m].missing()}
-    if missing:
-        raise ValueError(
-            "Method(s) not available in this installation: "
-            + "; ".join(f"{m} needs {', '.join(v)}" for m, v in missing.items())
-        )
     # Run order is the registry's (a derived method runs after its inputs).
-    return [m for m in METHODS if m in set(methods)]
+    return [m for m in METHODS if m in methods]
 
 
 def _features(X, features, exclude):
     """Apply the column-selection rule to a DataFrame; name every column."""
     if isinstance(X, pd.DataFrame):
-        from skprivacy.datasets import select_feature_columns
-        from skprivacy.datasets._io import describe_excluded
-
         columns, excluded = select_feature_columns(
             X, id_column=None, features=features, exclude=exclude
         )
@@ -479,8 +299,7 @@ def _features(X, features, exclude):
         # the problem (e.g. "dense data is required").
         return X, [], {}
     X = np.asarray(X)
-    n = X.shape[1] if X.ndim == 2 else 0
-    return X, [str(j) for j in range(n)], {}
+    return X, [str(j) for j in range(X.shape[1] if X.ndim == 2 else 0)], {}
 
 
 def _fingerprint(a):
@@ -499,12 +318,8 @@ def _fingerprint(a):
         text = "\n".join(map(str, a.ravel().tolist()))
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         hashed = "str of each element, one UTF-8 line each"
-    return {
-        "sha256": digest,
-        "shape": [int(n) for n in a.shape],
-        "dtype": str(a.dtype),
-        "hashed": hashed,
-    }
+    shape = [int(n) for n in a.shape]
+    return {"sha256": digest, "shape": shape, "dtype": str(a.dtype), "hashed": hashed}
 
 
 def _check_metadata(metadata):
@@ -516,6 +331,7 @@ def _check_metadata(metadata):
             "metadata must be a dict of str to str/number/bool (e.g. "
             f"{{'generator_revision': 'abc123'}}); got {type(metadata).__name__}."
         )
+    scalar = str | int | float | bool
     out = {}
     for key, value in metadata.items():
         if not isinstance(key, str) or not key.strip():
@@ -523,13 +339,13 @@ def _check_metadata(metadata):
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, list | tuple):
-            bad = [v for v in value if not isinstance(v, str | int | float | bool)]
+            bad = [v for v in value if not isinstance(v, scalar)]
             if bad:
                 raise TypeError(
                     f"metadata[{key!r}] holds {bad[0]!r}; use str, numbers or bools."
                 )
             value = list(value)
-        elif value is not None and not isinstance(value, str | int | float | bool):
+        elif value is not None and not isinstance(value, scalar):
             raise TypeError(
                 f"metadata[{key!r}] is a {type(value).__name__}; use a str, a number, "
                 "a bool or a list of these."
@@ -553,36 +369,85 @@ def _clean(X, y):
             f"have at least 2 usable rows ({n_rows} rows before cleaning, "
             f"{data.X.shape[0]} after)"
         )
-    caught = [
+    return data, n_rows, n_ids, _texts(record)
+
+
+def _texts(record):
+    return [
         f"{w.category.__name__}: {w.message}"
         for w in record
         if not issubclass(w.category, DeprecationWarning)
     ]
-    return data, n_rows, n_ids, caught
 
 
-class _Quiet:
-    def plan(self, total):
-        pass
+# -- running the methods -------------------------------------------------------------------
+def _run(ctx, selected, weights, sink, caught):
+    """Fit every selected method; return results, findings, per-pair frames, timings."""
+    results, findings, frames, timings = {}, {}, [], {}
+    seen = set(caught)
+    for name in selected:
+        method = METHODS[name]
+        reason = method.reason_to_skip(ctx, selected)
+        if reason is not None:
+            results[name] = _skipped_entry(method, reason)
+            continue
+        sink.start(method.title, weights.get(name, 0.0))
+        t0 = datetime.now(timezone.utc)
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            parts = method.fit(ctx)
+        timings[name] = (datetime.now(timezone.utc) - t0).total_seconds()
+        for text in _texts(record):
+            if text not in seen:
+                seen.add(text)
+                caught.append(f"{name}: {text}")
+        ctx.fitted[name] = {key: fitted for key, (fitted, _, _) in parts.items()}
+        for key, (_, described, prefix) in parts.items():
+            entry = {"method": name, "title": method.title, "skipped": False}
+            results[key] = {**entry, **described.summary()}
+            findings[key] = described.finding
+            if described.pairs is None:
+                continue
+            named = {
+                c: prefix + c for c in described.pairs if c not in ("id_a", "id_b")
+            }
+            frames.append(described.pairs.rename(columns=named))
+            if described.epsilon is not None:
+                results[key]["epsilon_column"] = named[described.epsilon]
+                results[key]["epsilon_label"] = described.title
+            if described.ceiling is not None:
+                results[key]["ceiling_column"] = named[described.ceiling]
+        sink.finish()
+    return results, findings, frames, timings
 
-    def start(self, stage, weight=1.0):
-        pass
 
-    def finish(self):
-        pass
+def _skipped_entry(method, reason):
+    entry = {
+        "method": method.name,
+        "title": method.title,
+        "skipped": True,
+        "reason": reason,
+        "value": None,
+        "kind": method.kind,
+        "statistic": "not computed",
+        "says": "",
+        "does_not_say": "",
+    }
+    if method.kind == "certificate":
+        # Skipped because its ceiling is 0: nothing is certifiable here.
+        entry.update(value=0.0, ceiling=0.0, at_ceiling=False)
+    return entry
 
-    def message(self, text):
-        pass
 
-
-def _progress(progress, verbose):
-    if progress is not None:
-        return progress
-    if verbose:
-        from skprivacy.cli._progress import Progress
-
-        return Progress(None)
-    return _Quiet()
+def _pairs(frames, rank):
+    """One row per audited pair: the methods' columns joined on the shared ordering."""
+    if not frames:
+        return rank.iloc[:0]
+    pairs = frames[0]
+    for frame in frames[1:]:
+        pairs = pairs.merge(frame, on=["id_a", "id_b"], how="outer")
+    pairs = rank.merge(pairs, on=["id_a", "id_b"], how="right")
+    return pairs.sort_values("pair_rank", kind="stable").reset_index(drop=True)
 
 
 def audit(
@@ -602,6 +467,7 @@ def audit(
     progress=None,
     input_info=None,
     metadata=None,
+    command_line=None,
 ):
     """Audit identity leakage with every registered method; return a report.
 
@@ -627,7 +493,7 @@ def audit(
         a dict overrides entries of ``"quick"``.
     methods : list of str or None, default=None
         Registered method names (``skprivacy.report.METHOD_NAMES``); None runs
-        every method whose estimator is available.
+        every method the protocol runs by default.
     confidence : float in (0, 1) or None, default=None
         Simultaneous confidence of the certificates (None: the protocol's, 0.95).
     test_size : float in (0, 1) or None, default=None
@@ -637,15 +503,16 @@ def audit(
     random_state : int, default=0
         Seed of the pair ordering and of every estimator.
     n_jobs : int or None, default=None
-        Passed to every estimator that accepts it.
+        Passed to every estimator.
     suggest_rank : bool, default=True
         Run a quick in-sample ISP sweep to suggest a sanitisation rank for the
-        report's "what next" section (needs :mod:`skprivacy.sanitize`).
+        report's "what next" section.
     verbose : bool, default=False
         Print stage progress and an ETA on stderr.
     progress : object or None, default=None
-        Custom progress sink with ``plan(total)``, ``start(stage, weight)``,
-        ``finish()`` and ``message(text)``; overrides ``verbose``.
+        Progress sink with ``plan(total)``, ``start(stage, weight)``,
+        ``finish()`` and ``message(text)`` (the protocol of
+        :class:`~skprivacy.utils.Progress`); overrides ``verbose``.
     input_info : dict or None, default=None
         Description of the input file (path, hash, columns) recorded as the
         provenance's ``input`` (the command line passes
@@ -659,6 +526,9 @@ def audit(
         str, numbers, bools or lists of these. Recorded as the provenance's
         ``metadata``; the fields of ``GENERATION_FIELDS`` not supplied are
         listed in ``missing_generation_fields`` and in the report.
+    command_line : str or None, default=None
+        The command that started the audit, recorded in the provenance (the
+        command line passes its own).
 
     Returns
     -------
@@ -688,41 +558,38 @@ def audit(
     >>> "generator_revision" in report.provenance["missing_generation_fields"]
     True
     """
-    started = _now()
+    run = RunProvenance(command_line)
     run_id = uuid.uuid4().hex
     name, settings = _settings(protocol, confidence, test_size)
     metadata = _check_metadata(metadata)
     selected = _select(methods, "quick" if name == "custom" else name)
-    sink = _progress(progress, verbose)
+    if progress is None:
+        progress = Progress(verbose=verbose, stream=sys.stderr)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         X, feature_columns, excluded = _features(X, features, exclude)
-    column_warnings = [f"{w.category.__name__}: {w.message}" for w in record]
     for w in record:  # the caller sees them too
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     data, n_rows_in, n_ids_in, caught = _clean(X, ids)
+    caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
     arrays = {"X": _fingerprint(X), "ids": _fingerprint(ids)}
-    caught = column_warnings + caught
-    ctx = AuditContext(
-        X=data.X,
-        y=np.asarray(data.y),
-        identities=data.identities,
-        counts=data.counts,
-        settings=settings,
-        random_state=random_state,
-        n_jobs=n_jobs,
-    )
-    weights = {m: METHODS[m].weight(ctx.n_identities, settings) for m in selected}
-    sink.plan(sum(weights.values()) + (1.0 if suggest_rank else 0.0) + 1.0)
-    sink.message(
-        f"{data.X.shape[0]} of {n_rows_in} rows, {ctx.n_identities} of {n_ids_in} "
+    ctx = AuditContext(data, settings, random_state, n_jobs)
+    # Methods the data already rule out are not planned.
+    weights = {
+        m: METHODS[m].seconds(ctx)
+        for m in selected
+        if METHODS[m].skip is None or METHODS[m].skip(ctx) is None
+    }
+    # The rank suggestion and the figures: planned as one second each.
+    progress.plan(sum(weights.values()) + float(suggest_rank) + 1.0)
+    progress.message(
+        f"{data.X.shape[0]} of {n_rows_in} rows, {data.n_identities} of {n_ids_in} "
         f"identities and {data.X.shape[1]} dimensions after cleaning; protocol "
         f"{name}: {', '.join(selected)}"
     )
-
     # The shared ordering, long enough for the largest prefix any method uses.
     longest = max((ctx.n_pairs(k) for k in settings if k.endswith("_pairs")), default=0)
-    shared = identity_pairs(ctx.n_identities, longest, random_state=random_state)
+    shared = identity_pairs(data.n_identities, longest, random_state=random_state)
     rank = pd.DataFrame(
         {
             "id_a": data.identities[shared[:, 0]],
@@ -730,66 +597,20 @@ def audit(
             "pair_rank": np.arange(len(shared)),
         }
     )
-
-    results, frames, timings, skipped = {}, [], {}, {}
-    seen = set(caught)
-    for m in selected:
-        method = METHODS[m]
-        reason = method.reason_to_skip(ctx, selected)
-        if reason is not None:
-            skipped[m] = reason
-            results[m] = _skipped_entry(method, reason, ctx)
-            continue
-        sink.start(method.title, weights[m])
-        t0 = datetime.now(timezone.utc)
-        with warnings.catch_warnings(record=True) as record:
-            warnings.simplefilter("always")
-            fitted = method.fit(ctx)
-            entries = method.summarize(fitted, ctx)
-        timings[m] = (datetime.now(timezone.utc) - t0).total_seconds()
-        for w in record:
-            text = f"{w.category.__name__}: {w.message}"
-            if text not in seen and not issubclass(w.category, DeprecationWarning):
-                seen.add(text)
-                caught.append(f"{m}: {text}")
-        ctx.fitted[m] = fitted
-        for key, entry in entries.items():
-            results[key] = {
-                "method": m,
-                "title": method.title,
-                "skipped": False,
-                **entry,
-                "says": entry.get("says", method.says),
-                "does_not_say": entry.get("does_not_say", method.does_not_say),
-            }
-        frame = method.pair_frame(fitted)
-        if frame is not None:
-            frames.append(frame)
-        sink.finish()
-
-    pairs = rank.iloc[:0]
-    if frames:
-        pairs = frames[0]
-        for f in frames[1:]:
-            pairs = pairs.merge(f, on=["id_a", "id_b"], how="outer")
-        pairs = rank.merge(pairs, on=["id_a", "id_b"], how="right")
-        pairs = pairs.sort_values("pair_rank", kind="stable").reset_index(drop=True)
-
+    results, findings, frames, timings = _run(ctx, selected, weights, progress, caught)
+    pairs = _pairs(frames, rank)
     suggestion = None
     if suggest_rank:
-        from skprivacy.report._verdict import suggest_isp_rank
-
-        sink.start("suggesting a sanitisation rank (quick ISP sweep)", 1.0)
+        progress.start("suggesting a sanitisation rank (quick ISP sweep)")
         suggestion = suggest_isp_rank(ctx)
-        sink.finish()
-
+        progress.finish()
     info = dict(input_info or {})
     if not info:
         info = {"source": "in-memory arrays", "sha256": arrays["X"]["sha256"]}
     info["arrays"] = arrays
     info.setdefault("feature_columns", feature_columns)
     info.setdefault("excluded_columns", excluded)
-    report_drop = data.drop_report
+    drops = data.drop_report
     provenance = {
         "input": info,
         "feature_columns": list(info["feature_columns"]),
@@ -801,21 +622,16 @@ def audit(
         "protocol": name,
         "protocol_settings": settings,
         "methods": selected,
-        "skipped_methods": skipped,
-        "unavailable_methods": {
-            k: v.missing() for k, v in METHODS.items() if v.missing()
-        },
+        "skipped_methods": {k: e["reason"] for k, e in results.items() if e["skipped"]},
         "n_rows_before": n_rows_in,
         "n_rows_after": int(data.X.shape[0]),
         "n_identities_before": n_ids_in,
-        "n_identities_after": ctx.n_identities,
+        "n_identities_after": data.n_identities,
         "n_features": int(data.X.shape[1]),
         "dropped_rows": {
-            "non_finite": report_drop.get("non_finite", 0),
-            "low_norm": report_drop.get("low_norm", 0),
-            "small_identity": report_drop.get("small_identity", 0),
+            k: drops.get(k, 0) for k in ("non_finite", "low_norm", "small_identity")
         },
-        "excluded_identities": report_drop.get("excluded_identities", []),
+        "excluded_identities": drops.get("excluded_identities", []),
         "warnings": caught,
         "seed": random_state,
         "pair_ordering": (
@@ -827,44 +643,21 @@ def audit(
         "pairs": rank[["id_a", "id_b"]].to_numpy().tolist(),
         "n_jobs": n_jobs,
         "method_seconds": timings,
-        "versions": software_versions(),
-        "start_time": started,
-        "end_time": _now(),
     }
-    from skprivacy.report._plots import figures
-    from skprivacy.report._verdict import next_steps, verdict
-
-    sink.start("drawing figures", 1.0)
-    figs = figures(ctx, selected, pairs)
-    sink.finish()
+    progress.start("drawing figures")
+    figs = figures(ctx, selected, pairs, results)
+    progress.finish()
+    provenance.update(run.record())
     return AuditReport(
         results=results,
         pairs=pairs,
         provenance=provenance,
         run_id=run_id,
-        verdict=verdict(results, ctx),
-        next_steps=next_steps(results, ctx, suggestion, info.get("path")),
+        verdict=verdict(results, findings, settings["confidence"]),
+        next_steps=next_steps(results, ctx, name, suggestion, info.get("path")),
         figures=figs,
         fitted=ctx.fitted,
     )
-
-
-def _skipped_entry(method, reason, ctx):
-    entry = {
-        "method": method.name,
-        "title": method.title,
-        "skipped": True,
-        "reason": reason,
-        "value": None,
-        "kind": method.kind,
-        "statistic": "not computed",
-        "says": method.says,
-        "does_not_say": method.does_not_say,
-    }
-    if method.kind == "certificate":
-        # Skipped because its ceiling is 0: nothing is certifiable here.
-        entry.update(value=0.0, ceiling=0.0, at_ceiling=False)
-    return entry
 
 
 def run_audit(X, y, **options):

@@ -11,7 +11,6 @@ the per-condition ``pairs`` tables (no number is recomputed).
 """
 
 import io
-import json
 import math
 import uuid
 from pathlib import Path
@@ -19,35 +18,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skprivacy.report._audit import (
-    AuditReport,
-    _dumps,
-    _now,
-    _restore_infinite,
-    _settings,
-    _strict,
-    audit,
-    software_versions,
+from skprivacy.plotting import ConditionsEpsilonDisplay
+from skprivacy.report._audit import AuditReport, _select, _settings, audit
+from skprivacy.report._html import CSS, escape, number
+from skprivacy.report._persist import (
+    SavedReport,
+    dumps,
+    read_json,
+    restore_infinite,
+    strict,
 )
-from skprivacy.report._methods import METHODS
+from skprivacy.report._plots import new_figure, png
+from skprivacy.report._registry import METHODS
+from skprivacy.utils import RunProvenance
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
 #: Layout version of ``conditions.json``.
 CONDITIONS_SCHEMA_VERSION = "1"
-#: The files :meth:`ConditionsReport.save` writes.
-CONDITIONS_FILES = ("conditions.json", "table_i.csv", "pairs.csv", "report.html")
 #: Table I columns that are not per-method statistics.
 _COUNT_COLUMNS = ("n_rows", "n_identities", "n_pairs")
 
 
-def _table_methods(methods):
-    """Return ``[(method, column, label)]``: the per-pair ε columns Table I summarises."""
+def _epsilons(report):
+    """Return ``[(pairs column, label)]`` of the per-pair ε results that ran."""
     return [
-        (name, column, label)
-        for name in METHODS
-        if name in methods
-        for column, label in METHODS[name].epsilon_columns.items()
+        (e["epsilon_column"], e["epsilon_label"])
+        for e in report.results.values()
+        if not e["skipped"] and "epsilon_column" in e
     ]
 
 
@@ -61,19 +59,7 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     name, settings = _settings(protocol, confidence, test_size)
     raised = {}
     for method in methods:
-        declared = METHODS[method]
-        if not declared.epsilon_columns:
-            continue
-        # A method's first declared pair count is the one behind its per-pair
-        # columns (e.g. mmdtv_pairs, not the bandwidth sweep's sweep_pairs).
-        key = next(
-            (
-                k
-                for k in declared.sizes.get(name, declared.sizes["quick"])
-                if k.endswith("_pairs")
-            ),
-            None,
-        )
+        key = METHODS[method].epsilon_pairs
         value = settings.get(key)
         if key is not None and value is not None and value < table_pairs:
             raised[key] = (value, table_pairs)
@@ -146,12 +132,7 @@ def table_i(reports, table_pairs=100):
             "n_identities": int(prov["n_identities_after"]),
             "n_pairs": n_prefix,
         }
-        ran = [
-            m for m in prov["methods"] if not report.results.get(m, {}).get("skipped")
-        ]
-        for _, column, label in _table_methods(ran):
-            if column not in prefix.columns:
-                continue
+        for column, label in _epsilons(report):
             values = prefix[column].to_numpy(dtype=float)
             complete = len(values) == n_prefix and not np.isnan(values).any()
             medians.setdefault(label, {})[name] = (
@@ -169,7 +150,7 @@ def table_i(reports, table_pairs=100):
     return table
 
 
-class ConditionsReport:
+class ConditionsReport(SavedReport):
     """Result of :func:`audit_conditions`: Table I, a cross-condition figure, one report each.
 
     Parameters
@@ -180,7 +161,7 @@ class ConditionsReport:
         One row per condition (see :func:`audit_conditions`).
     provenance : dict
         Table prefix, protocol and raised pair counts, conditions, software
-        versions, start and end time.
+        versions, start and end time, command line.
     run_id : str
         Identifier shared by every output file of the run.
     figures : dict, default=None
@@ -210,6 +191,8 @@ class ConditionsReport:
     >>> ConditionsReport.load(out).table_i.equals(report.table_i)
     True
     """
+
+    FILES = ("conditions.json", "table_i.csv", "pairs.csv", "report.html")
 
     def __init__(self, *, reports, table_i, provenance, run_id, figures=None):
         self.reports = reports
@@ -248,7 +231,7 @@ class ConditionsReport:
         table_pairs = self.provenance["table_pairs"]
         for name, report in self.reports.items():
             prefix = _prefix(report.pairs, table_pairs)
-            for _, column, label in _table_methods(report.provenance["methods"]):
+            for column, label in _epsilons(report):
                 if f"{label} median" in self.table_i.columns and column in prefix:
                     values = prefix[column].to_numpy(dtype=float)
                     out.setdefault(label, {})[name] = values[~np.isnan(values)]
@@ -260,67 +243,6 @@ class ConditionsReport:
             self._html = _render(self)
         return self._html
 
-    def _repr_html_(self):
-        """Return the report's body for Jupyter (the same markup as :meth:`to_html`)."""
-        from skprivacy.report._html import html_body
-
-        return html_body(self.to_html())
-
-    @staticmethod
-    def staged(path, *, force=False, inputs=()):
-        """Return the staged output directory :meth:`save` uses (checked at once).
-
-        Parameters
-        ----------
-        path : str or path-like
-            Output directory.
-        force : bool, default=False
-            Allow replacing a previous multi-condition report directory.
-        inputs : iterable of path-like, default=()
-            Files the run read (an output containing one is refused).
-
-        Returns
-        -------
-        staged : StagedDirectory
-            Write into ``staged.path``, then call ``staged.commit()``.
-        """
-        from skprivacy.utils._files import StagedDirectory
-
-        return StagedDirectory(
-            path, force=force, replaceable=CONDITIONS_FILES, inputs=inputs
-        )
-
-    def save(self, path, *, force=False, inputs=()):
-        """Write ``report.html``, ``table_i.csv``, ``conditions.json`` and ``pairs.csv``.
-
-        As :meth:`AuditReport.save`: written in a temporary sibling directory
-        that then replaces ``path``; symbolic links are never followed.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Output directory.
-        force : bool, default=False
-            Replace an existing multi-condition report directory.
-        inputs : iterable of path-like, default=()
-            Files the run read: an output directory containing one is refused.
-
-        Returns
-        -------
-        paths : dict
-            The written paths by name.
-        """
-        with self.staged(path, force=force, inputs=inputs) as staged:
-            self.write(staged.path)
-            staged.commit()
-        out = Path(path)
-        return {
-            "conditions": out / "conditions.json",
-            "table_i": out / "table_i.csv",
-            "pairs": out / "pairs.csv",
-            "report": out / "report.html",
-        }
-
     def to_dict(self):
         """Return the content of ``conditions.json`` (strict JSON)."""
         infinite = []
@@ -330,12 +252,12 @@ class ConditionsReport:
                 {
                     "name": name,
                     "summary": report.to_dict(),
-                    "provenance": _strict(report.provenance, "", []),
+                    "provenance": strict(report.provenance, []),
                     "figures": {k: list(v) for k, v in report.figures.items()},
                     "pairs_columns": [str(c) for c in report.pairs.columns],
                 }
             )
-        body = _strict({"provenance": self.provenance}, "", infinite)
+        body = strict({"provenance": self.provenance}, infinite)
         return {
             "schema_version": CONDITIONS_SCHEMA_VERSION,
             "run_id": self.run_id,
@@ -347,17 +269,8 @@ class ConditionsReport:
             "infinite": infinite,
         }
 
-    def write(self, directory):
-        """Write the four files into an existing (staging) directory.
-
-        Parameters
-        ----------
-        directory : str or path-like
-            The directory, e.g. ``staged.path`` of :meth:`staged`.
-        """
-        from skprivacy.utils._files import atomic_file
-
-        directory = Path(directory)
+    def files(self):
+        """Return the text of ``conditions.json``, ``table_i.csv``, ``pairs.csv``, ``report.html``."""
         pairs = pd.concat(
             [
                 r.pairs.assign(condition=name)[["condition", *r.pairs.columns]]
@@ -365,15 +278,12 @@ class ConditionsReport:
             ],
             ignore_index=True,
         )
-        files = {
-            "conditions.json": _dumps(self.to_dict()),
+        return {
+            "conditions.json": dumps(self.to_dict()),
             "table_i.csv": self.table_i.to_csv(),
             "pairs.csv": pairs.to_csv(index=False),
             "report.html": self.to_html(),
         }
-        for name, text in files.items():
-            with atomic_file(directory / name, "w", encoding="utf-8") as fh:
-                fh.write(text)
 
     @classmethod
     def load(cls, path):
@@ -391,21 +301,13 @@ class ConditionsReport:
             summaries, pairs, provenance and HTML, ``run_id``, ``to_html()``).
         """
         path = Path(path)
-        data = json.loads((path / "conditions.json").read_text(encoding="utf-8"))
-        if data.get("schema_version") != CONDITIONS_SCHEMA_VERSION:
-            raise ValueError(
-                f"{path / 'conditions.json'} has schema_version "
-                f"{data.get('schema_version')!r}; this skprivacy reads "
-                f"{CONDITIONS_SCHEMA_VERSION!r}."
-            )
-        _restore_infinite(data, data["infinite"])
+        data = read_json(path / "conditions.json", CONDITIONS_SCHEMA_VERSION)
         # Read as text, then re-read each condition's own columns: each condition
         # gets the dtypes its own pairs.csv would have (AuditReport.load).
         raw = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
         reports = {}
         for entry in data["conditions"]:
-            summary = entry["summary"]
-            _restore_infinite(summary, summary["infinite"])
+            summary = restore_infinite(entry["summary"])
             part = raw.loc[raw["condition"] == entry["name"], entry["pairs_columns"]]
             pairs = pd.read_csv(io.StringIO(part.to_csv(index=False)))
             report = AuditReport(
@@ -528,14 +430,12 @@ def audit_conditions(
     unknown = set(input_info or {}) - set(conditions)
     if unknown:
         raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
-    from skprivacy.report._audit import _select
-
     selected = _select(methods, protocol if isinstance(protocol, str) else "quick")
     settings, raised = _prefix_settings(
         protocol, selected, table_pairs, confidence, test_size
     )
     base = protocol if isinstance(protocol, str) else "custom"
-    started = _now()
+    run = RunProvenance(options.get("command_line"))
     run_id = uuid.uuid4().hex
     reports = {}
     if progress is not None:
@@ -581,9 +481,7 @@ def audit_conditions(
         "methods": selected,
         "seed": first["seed"],
         "metadata": first.get("metadata", {}),
-        "versions": software_versions(),
-        "start_time": started,
-        "end_time": _now(),
+        **run.record(),
     }
     report = ConditionsReport(
         reports=reports, table_i=table, provenance=provenance, run_id=run_id
@@ -593,47 +491,31 @@ def audit_conditions(
 
 
 class _SharedPlan:
-    """Progress sink spanning every condition: the first plan, times n, is the total.
+    """Progress spanning every condition: the first plan, times n, is the total.
 
     Each :func:`~skprivacy.audit` plans its own stages; the conditions are
     assumed to cost about the same, so the bar runs once from 0 to 100%.
     """
 
     def __init__(self, sink, n_conditions):
-        self.sink = sink
-        self.n_conditions = n_conditions
-        self.planned = False
+        self.sink, self.n_conditions, self.planned = sink, n_conditions, False
+        self.start, self.finish, self.message = sink.start, sink.finish, sink.message
 
     def plan(self, total):
         if not self.planned:
             self.sink.plan(total * self.n_conditions)
             self.planned = True
 
-    def start(self, stage, weight=1.0):
-        self.sink.start(stage, weight)
-
-    def finish(self):
-        self.sink.finish()
-
-    def message(self, text):
-        self.sink.message(text)
-
-    def __getattr__(self, name):  # e.g. the CLI's ``stage``
-        return getattr(self.sink, name)
-
 
 # -- figures and HTML --------------------------------------------------------------------
 def _figures(report):
-    from skprivacy.plotting import ConditionsEpsilonDisplay
-    from skprivacy.report._plots import _new, _png
-
     epsilons = report.prefix_epsilons()
     if not epsilons:
         return {}
     n_conditions, n_methods = len(report.reports), len(epsilons)
     n_cols = min(3, n_methods)
     n_rows = -(-n_methods // n_cols)
-    fig = _new((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * n_conditions)))
+    fig = new_figure((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * n_conditions)))
     axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
     for extra in axes[n_methods:]:
         extra.remove()
@@ -648,7 +530,7 @@ def _figures(report):
             f"Per-pair epsilon on the first {report.provenance['table_pairs']} pairs "
             "of each condition (the pairs Table I summarises): one panel per method, "
             "one box per condition (line: median, whiskers: 1.5 IQR, points beyond).",
-            _png(fig),
+            png(fig),
         )
     }
 
@@ -658,28 +540,25 @@ def _anchor(i):
 
 
 def _render(report):
-    from skprivacy import __version__
-    from skprivacy.report._html import _CSS, _e, _num
-
     table = report.table_i
-    head = "".join(f"<th>{_e(c)}</th>" for c in ["condition", *table.columns])
+    head = "".join(f"<th>{escape(c)}</th>" for c in ["condition", *table.columns])
     body = "".join(
         "<tr>"
-        + f"<td><a href='#{_anchor(i)}'>{_e(name)}</a></td>"
+        + f"<td><a href='#{_anchor(i)}'>{escape(name)}</a></td>"
         + "".join(
-            f"<td class='num'>{_num(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
+            f"<td class='num'>{number(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
             for c, v in row.items()
         )
         + "</tr>"
         for i, (name, row) in enumerate(table.iterrows())
     )
     figs = "".join(
-        f'<figure><img alt="{_e(name)}" src="data:image/png;base64,{png}">'
-        f"<figcaption>{_e(caption)}</figcaption></figure>"
+        f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
         for name, (caption, png) in report.figures.items()
     )
     headlines = "".join(
-        f"<li><a href='#{_anchor(i)}'>{_e(name)}</a>: {_e(r.verdict['headline'])}</li>"
+        f"<li><a href='#{_anchor(i)}'>{escape(name)}</a>: {escape(r.verdict['headline'])}</li>"
         for i, (name, r) in enumerate(report.reports.items())
     )
     sections = []
@@ -688,7 +567,7 @@ def _render(report):
         inner = doc[doc.index("<body>") + 6 : doc.index("</body>")]
         sections.append(
             f"<details id='{_anchor(i)}'{' open' if i == 0 else ''}>"
-            f"<summary><strong>{_e(name)}</strong>: {_e(sub.verdict['headline'])}"
+            f"<summary><strong>{escape(name)}</strong>: {escape(sub.verdict['headline'])}"
             f"</summary>{inner}</details>"
         )
     prov = report.provenance
@@ -704,21 +583,21 @@ def _render(report):
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="skprivacy-run-id" content="{_e(report.run_id)}">
-<title>{_e(title)}</title><style>{_CSS}
+<meta name="skprivacy-run-id" content="{escape(report.run_id)}">
+<title>{escape(title)}</title><style>{CSS}
 details {{ border: 1px solid #d0d7de; border-radius: 6px; padding: 0.4rem 0.8rem;
           margin: 0.8rem 0; }}
 details > summary {{ cursor: pointer; }}</style></head>
 <body>
 <div class="skprivacy-conditions">
-<h1>{_e(title)}</h1>
+<h1>{escape(title)}</h1>
 <p class="sub">{len(report.reports)} conditions &middot; protocol
-<code>{_e(prov["protocol"])}</code> &middot; seed {_e(prov["seed"])} &middot;
-skprivacy {_e(__version__)}<br><span class="runid">run {_e(report.run_id)}</span></p>
+<code>{escape(prov["protocol"])}</code> &middot; seed {escape(prov["seed"])} &middot;
+skprivacy {escape(prov["versions"]["skprivacy"])}<br><span class="runid">run {escape(report.run_id)}</span></p>
 <h2>Verdicts</h2>
 <ul>{headlines}</ul>
 <h2>Table I</h2>
-<p>{_e(prov["table_definition"][0].upper() + prov["table_definition"][1:])}.
+<p>{escape(prov["table_definition"][0].upper() + prov["table_definition"][1:])}.
 Medians and maxima of point estimates are plug-in values, not bounds; certificates'
 are of lower bounds, each simultaneous over the pairs its method certified.
 {raised_text} The full per-pair values are in <code>pairs.csv</code>

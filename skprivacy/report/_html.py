@@ -5,11 +5,11 @@
 import html
 import math
 
-from skprivacy.report._methods import METHODS
+from skprivacy.report._plots import epsilon_columns
 
-__all__ = ["html_body", "render_html"]
+__all__ = ["CSS", "escape", "html_body", "number", "render_html"]
 
-_CSS = """
+CSS = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto;
        max-width: 1100px; color: #1f2328; line-height: 1.45; padding: 0 1rem; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
@@ -50,13 +50,15 @@ pre { padding: 0.6rem; white-space: pre-wrap; word-break: break-word;
 """
 
 
-def _e(x):
+def escape(x):
+    """Return ``x`` as HTML text."""
     return html.escape(str(x))
 
 
-def _num(v):
+def number(v):
+    """Return a number as HTML text (4 significant digits, infinity, n/a)."""
     if isinstance(v, bool) or v is None:
-        return _e(v)
+        return escape(v)
     if isinstance(v, int):
         return f"{v:d}"
     if isinstance(v, float):
@@ -65,22 +67,22 @@ def _num(v):
         if math.isnan(v):
             return "n/a"
         return f"{v:.4g}"
-    return _e(v)
+    return escape(v)
 
 
 def _kind(kind):
     cls = {"certificate": "k-certificate", "point estimate": "k-point"}.get(
         kind, "k-other"
     )
-    return f'<span class="kind {cls}">{_e(kind)}</span>'
+    return f'<span class="kind {cls}">{escape(kind)}</span>'
 
 
 def _value(entry):
     if entry.get("skipped"):
         return "<span class='skip'>skipped</span>"
-    text = _num(entry.get("value"))
+    text = number(entry.get("value"))
     if entry.get("kind") == "certificate":
-        text += f"<br><small>ceiling {_num(entry.get('ceiling'))}</small>"
+        text += f"<br><small>ceiling {number(entry.get('ceiling'))}</small>"
         if entry.get("at_ceiling"):
             text += "<br><span class='ceil'>at ceiling</span>"
     return text
@@ -90,18 +92,18 @@ def _summary_table(results):
     rows = []
     for key, s in results.items():
         said = (
-            f"<span class='skip'>Skipped: {_e(s['reason'])}</span>"
+            f"<span class='skip'>Skipped: {escape(s['reason'])}</span>"
             if s.get("skipped")
-            else _e(s.get("statistic", ""))
+            else escape(s.get("statistic", ""))
         )
         rows.append(
             "<tr>"
-            f"<td><code>{_e(key)}</code><br>{_e(s.get('title', ''))}</td>"
+            f"<td><code>{escape(key)}</code><br>{escape(s.get('title', ''))}</td>"
             f"<td class='num'>{_value(s)}</td>"
             f"<td>{_kind(s.get('kind', ''))}</td>"
             f"<td>{said}</td>"
-            f"<td>{_e(s.get('says', ''))}</td>"
-            f"<td>{_e(s.get('does_not_say', ''))}</td>"
+            f"<td>{escape(s.get('says', ''))}</td>"
+            f"<td>{escape(s.get('does_not_say', ''))}</td>"
             "</tr>"
         )
     return (
@@ -121,16 +123,16 @@ def _certificates(results):
     for key, e in certs.items():
         lift = e.get("lift") or {}
         if e.get("skipped"):
-            lifted = _e(e["reason"])
+            lifted = escape(e["reason"])
         elif lift.get("test_size"):
             lifted = (
                 f"test_size {lift['test_size']:g} &rarr; ceiling "
-                f"{_num(lift['ceiling'])}"
+                f"{number(lift['ceiling'])}"
             )
         elif lift.get("rows_per_identity"):
             lifted = (
                 f"{lift['rows_per_identity']} rows per identity &rarr; ceiling "
-                f"{_num(lift['ceiling'])}"
+                f"{number(lift['ceiling'])}"
             )
         else:
             lifted = "more rows per identity"
@@ -140,12 +142,12 @@ def _certificates(results):
         )
         rows.append(
             "<tr>"
-            f"<td><code>{_e(key)}</code><br>{_e(e.get('title', ''))}</td>"
-            f"<td class='num'>{_num(e.get('value'))}</td>"
-            f"<td class='num'>{_num(e.get('ceiling'))}</td>"
+            f"<td><code>{escape(key)}</code><br>{escape(e.get('title', ''))}</td>"
+            f"<td class='num'>{number(e.get('value'))}</td>"
+            f"<td class='num'>{number(e.get('ceiling'))}</td>"
             f"<td>{mark}</td>"
             f"<td class='num'>{n_at}</td>"
-            f"<td class='num'>{_num(e.get('confidence'))}</td>"
+            f"<td class='num'>{number(e.get('confidence'))}</td>"
             f"<td>{lifted}</td>"
             "</tr>"
         )
@@ -162,46 +164,31 @@ def _certificates(results):
     )
 
 
-def _order_columns(pairs):
-    """Per-pair ε columns by the registry's rank: point estimates, then certificates."""
-    ranked = sorted(
-        (m.eps_rank, column)
-        for m in METHODS.values()
-        if m.eps_rank is not None
-        for column in m.epsilon_columns
-        if column in pairs.columns and pairs[column].notna().any()
-    )
-    return [c for _, c in ranked]
-
-
-def _top_pairs(pairs, n=10):
-    keys = _order_columns(pairs)
-    if not len(pairs) or not keys:
+def _top_pairs(pairs, results, n=10):
+    """Return the most leaky pairs, ordered by the per-pair ε columns in order."""
+    columns = epsilon_columns(results, pairs)
+    if not len(pairs) or not columns:
         return "<p>No per-pair results.</p>"
+    keys = [column for column, _, _ in columns]
     primary = keys[0]
     audited = pairs[pairs[primary].notna()]
     top = audited.sort_values(keys, ascending=False, na_position="last").head(n)
-    ceilings = {
-        eps: ceiling
-        for m in METHODS.values()
-        for eps, ceiling in m.ceiling_columns.items()
-        if ceiling in pairs.columns
-    }
+    ceilings = {c: ceiling for c, _, ceiling in columns if ceiling in pairs.columns}
     cols = ["pair_rank", "id_a", "id_b", *keys]
-    # The registry's labels wrap where the column names cannot, so the table
+    # The results' labels wrap where the column names cannot, so the table
     # fits the page; the pairs.csv name is the header's tooltip.
-    labels = {
-        c: label for m in METHODS.values() for c, label in m.epsilon_columns.items()
-    }
-    head = "".join(f"<th title='{_e(c)}'>{_e(labels.get(c, c))}</th>" for c in cols)
+    labels = {c: label for c, label, _ in columns}
+    head = "".join(
+        f"<th title='{escape(c)}'>{escape(labels.get(c, c))}</th>" for c in cols
+    )
 
     def cell(r, c):
         if c in ("id_a", "id_b"):
-            return f"<td>{_e(r[c])}</td>"
-        text = _num(r[c])
+            return f"<td>{escape(r[c])}</td>"
+        text = number(r[c])
         if c in ceilings and isinstance(r[c], float) and not math.isnan(r[c]):
             ceiling = r[ceilings[c]]
-            text += f"<br><small>ceiling {_num(ceiling)}</small>"
+            text += f"<br><small>ceiling {number(ceiling)}</small>"
             if ceiling > 0 and math.isclose(r[c], ceiling, rel_tol=1e-9):
                 text += "<br><span class='ceil'>at ceiling</span>"
         return f"<td class='num'>{text}</td>"
@@ -212,8 +199,8 @@ def _top_pairs(pairs, n=10):
     )
     return (
         f"<p>The {len(top)} most leaky of the {len(audited)} pairs with "
-        f"<code>{_e(primary)}</code>, ordered by the point estimates "
-        f"{', then '.join(f'<code>{_e(k)}</code>' for k in keys)} (certificates "
+        f"<code>{escape(primary)}</code>, ordered by the point estimates "
+        f"{', then '.join(f'<code>{escape(k)}</code>' for k in keys)} (certificates "
         "last, each above its pair's ceiling: they mostly reflect the test size). "
         "All pairs are in "
         "<code>pairs.csv</code>.</p>"
@@ -226,12 +213,12 @@ def _verdict(report):
     v = report.verdict
     leak = v["headline"].startswith(("Identities leak", "Identities are separable"))
     lines = "".join(
-        f"<li><strong>{_e(line['family'])}</strong>: {_e(line['text'])}</li>"
+        f"<li><strong>{escape(line['family'])}</strong>: {escape(line['text'])}</li>"
         for line in v["lines"]
     )
     return (
         f"<div class='verdict{'' if leak else ' quiet'}'>"
-        f"<p class='headline'>{_e(v['headline'])}</p><ul>{lines}</ul></div>"
+        f"<p class='headline'>{escape(v['headline'])}</p><ul>{lines}</ul></div>"
     )
 
 
@@ -239,8 +226,8 @@ def _next_steps(steps):
     if not steps:
         return "<p>Nothing to add.</p>"
     items = "".join(
-        f"<li>{_e(s['text'])}"
-        + (f"<br><code>{_e(s['command'])}</code>" if s.get("command") else "")
+        f"<li>{escape(s['text'])}"
+        + (f"<br><code>{escape(s['command'])}</code>" if s.get("command") else "")
         + "</li>"
         for s in steps
     )
@@ -254,7 +241,7 @@ def _columns(prov):
         f", ... ({len(used)} in all)" if len(used) > 12 else ""
     )
     rows = "".join(
-        f"<tr><td><code>{_e(k)}</code></td><td>{_e(v)}</td></tr>"
+        f"<tr><td><code>{escape(k)}</code></td><td>{escape(v)}</td></tr>"
         for k, v in excluded.items()
     )
     table = (
@@ -264,7 +251,7 @@ def _columns(prov):
         else "<p>No column was left out.</p>"
     )
     return (
-        f"<p>{len(used)} embedding columns audited: <code>{_e(shown)}</code>.</p>"
+        f"<p>{len(used)} embedding columns audited: <code>{escape(shown)}</code>.</p>"
         + table
     )
 
@@ -324,12 +311,14 @@ def _provenance(prov, run_id):
             ),
         ),
     ]
-    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in items)
+    rows = "".join(
+        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items
+    )
     missing = prov.get("missing_generation_fields") or []
     if missing:
         rows += (
             "<tr><th>not recorded</th><td>"
-            + ", ".join(f"<code>{_e(k)}</code>" for k in missing)
+            + ", ".join(f"<code>{escape(k)}</code>" for k in missing)
             + ": the embeddings file does not carry them; supply them with "
             "<code>--meta KEY=VALUE</code> (<code>metadata=</code> in Python) so the "
             "audit can be reproduced (generator fields do not apply to real "
@@ -339,27 +328,18 @@ def _provenance(prov, run_id):
     if prov.get("warnings"):
         warn = (
             "<p>Warnings raised during the audit:</p><pre>"
-            + _e("\n".join(prov["warnings"]))
+            + escape("\n".join(prov["warnings"]))
             + "</pre>"
-        )
-    unavailable = prov.get("unavailable_methods") or {}
-    if unavailable:
-        warn += (
-            "<p>Methods not available in this installation: "
-            + _e(", ".join(sorted(unavailable)))
-            + ".</p>"
         )
     return f"<table class='prov'><tbody>{rows}</tbody></table>{warn}"
 
 
 def render_html(report):
     """Render an :class:`~skprivacy.report.AuditReport` as one HTML string."""
-    from skprivacy import __version__
-
     prov = report.provenance
     fig_html = "".join(
-        f'<figure><img alt="{_e(name)}" src="data:image/png;base64,{png}">'
-        f"<figcaption>{_e(caption)}</figcaption></figure>"
+        f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
         for name, (caption, png) in report.figures.items()
     )
     title = "skprivacy identity-leakage audit"
@@ -367,16 +347,16 @@ def render_html(report):
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="skprivacy-run-id" content="{_e(report.run_id)}">
-<title>{_e(title)}</title><style>{_CSS}</style></head>
+<meta name="skprivacy-run-id" content="{escape(report.run_id)}">
+<title>{escape(title)}</title><style>{CSS}</style></head>
 <body>
 <div class="skprivacy-report">
-<h1>{_e(title)}</h1>
-<p class="sub">{_e(name or "in-memory data")} &middot;
+<h1>{escape(title)}</h1>
+<p class="sub">{escape(name or "in-memory data")} &middot;
 {prov["n_rows_after"]} rows, {prov["n_identities_after"]} identities,
-{prov["n_features"]} dimensions &middot; protocol <code>{_e(prov["protocol"])}</code>
-&middot; seed {_e(prov["seed"])} &middot; skprivacy {_e(__version__)}
-<br><span class="runid">run {_e(report.run_id)}</span></p>
+{prov["n_features"]} dimensions &middot; protocol <code>{escape(prov["protocol"])}</code>
+&middot; seed {escape(prov["seed"])} &middot; skprivacy {escape(prov["versions"]["skprivacy"])}
+<br><span class="runid">run {escape(report.run_id)}</span></p>
 <h2>Verdict</h2>
 {_verdict(report)}
 <h2>What next</h2>
@@ -392,7 +372,7 @@ is evidence of leakage, a small one is not evidence of privacy.</p>
 <h2>Plots</h2>
 <div class="grid">{fig_html}</div>
 <h2>Most leaky pairs</h2>
-{_top_pairs(report.pairs)}
+{_top_pairs(report.pairs, report.results)}
 <h2>Columns</h2>
 {_columns(prov)}
 <h2>Provenance</h2>

@@ -9,55 +9,65 @@ global figure registry) rendered by the Agg canvas into base64 PNG.
 import base64
 import io
 
-from skprivacy.report._methods import METHODS
+from skprivacy.plotting import EpsilonDistributionDisplay
+from skprivacy.report._registry import METHODS
 
-__all__ = ["figures"]
+__all__ = ["epsilon_columns", "figures", "new_figure", "png"]
 
 
-def _new(figsize):
+def new_figure(figsize):
+    """Return a bare matplotlib Figure (constrained layout)."""
+    # matplotlib is imported on the first figure only: reports loaded from
+    # disk and the command line's start-up do not need it.
     from matplotlib.figure import Figure
 
     return Figure(figsize=figsize, layout="constrained")
 
 
-def _png(fig):
+def png(fig):
+    """Return the figure as base64 PNG text."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=96)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _epsilons(pairs, selected):
-    """Per-pair ε series of the methods that ran, labelled by the registry."""
-    series = {}
-    for name in selected:
-        for column, label in METHODS[name].epsilon_columns.items():
-            if column in pairs.columns and pairs[column].notna().any():
-                series[label] = pairs[column].dropna().to_numpy(dtype=float)
-    return series
+def epsilon_columns(results, pairs):
+    """Return ``[(pairs column, label, ceiling column or None)]`` of per-pair ε.
+
+    In the results' (the registry's) order: point estimates, most trusted
+    first, then certificates; only columns present in ``pairs`` with a value.
+    """
+    return [
+        (e["epsilon_column"], e["epsilon_label"], e.get("ceiling_column"))
+        for e in results.values()
+        if e.get("epsilon_column") in pairs.columns
+        and pairs[e["epsilon_column"]].notna().any()
+    ]
 
 
-def figures(ctx, selected, pairs):
+def figures(ctx, selected, pairs, results):
     """Return ``{name: (caption, base64 PNG)}`` for every plot the results allow."""
-    from skprivacy.plotting import EpsilonDistributionDisplay
-
     out = {}
-    series = _epsilons(pairs, selected)
+    series = {
+        label: pairs[column].dropna().to_numpy(dtype=float)
+        for column, label, _ in epsilon_columns(results, pairs)
+    }
     if series:
-        fig = _new((6.8, 0.9 + 0.6 * len(series)))
+        fig = new_figure((6.8, 0.9 + 0.6 * len(series)))
         ax = fig.subplots()
         EpsilonDistributionDisplay.from_epsilons(series, ax=ax)
         ax.set_xlim(left=-0.05)  # epsilon is never negative
         out["epsilon"] = (
             "Per-method epsilon distributions across the audited pairs "
             "(certificates are lower bounds, the others point estimates).",
-            _png(fig),
+            png(fig),
         )
     for name in selected:
         fitted = ctx.fitted.get(name)
         if fitted is None:
             continue
-        for plot in METHODS[name].plots:
-            fig = _new(plot.figsize)
+        for plot in METHODS[name].figures:
+            fig = new_figure(plot.figsize)
             plot.draw(fitted, ctx, fig)
-            out[plot.name] = (plot.caption, _png(fig))
+            out[plot.name] = (plot.caption, png(fig))
     return out

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What the audit found, in sentences, and what to do next.
 
-The verdict is built from the result entries' kinds (hypothesis tests,
-certificates, point estimates) and from each method's own ``verdict``
-sentence in the registry, so it never names a method itself.
+The verdict is built from the result kinds (hypothesis tests, certificates,
+point estimates) and from each result's own finding (its estimator's
+``description_``), so it never names a method itself.
 """
 
 import math
@@ -12,14 +12,25 @@ import warnings
 
 import numpy as np
 
-from skprivacy.report._methods import METHODS, _fmt
+from skprivacy.auditors import ROCHTAuditor
+from skprivacy.auditors._description import format_value
+from skprivacy.sanitize import ISP
 
-__all__ = ["next_steps", "suggest_isp_rank", "verdict"]
+__all__ = ["FAMILIES", "next_steps", "suggest_isp_rank", "verdict"]
 
 #: Mean out-of-fold AUC regarded as "near chance" by the rank suggestion.
 TARGET_AUC = 0.6
 #: Pairs of the shared ordering the quick ISP sweep audits per rank.
 SWEEP_PAIRS = 10
+#: The verdict's line families, in order, by result kind.
+FAMILIES = {
+    "hypothesis test": "tests",
+    "certificate": "certificates",
+    "point estimate": "point estimates",
+    "control": "calibration",
+    "diagnostic": "calibration",
+}
+_ORDER = ["tests", "certificates", "point estimates", "calibration", "skipped"]
 
 
 def _by_kind(results, kind):
@@ -53,15 +64,17 @@ def _best_certificate(results):
     return max(certs, key=lambda e: e["value"]) if certs else None
 
 
-def verdict(results, ctx):
-    """Build the verdict: a headline and one sentence per method family.
+def verdict(results, findings, confidence):
+    """Build the verdict: a headline and one sentence per result, by family.
 
     Parameters
     ----------
     results : dict
         The result entries of the audit.
-    ctx : AuditContext
-        The audit's data and settings.
+    findings : dict
+        Result key -> the sentence its description gives (empty: none).
+    confidence : float
+        The certificates' confidence.
 
     Returns
     -------
@@ -69,30 +82,21 @@ def verdict(results, ctx):
         ``headline`` (str) and ``lines`` (list of ``{"family", "text"}``).
     """
     lines = []
-    for name, method in METHODS.items():
-        entries = {
-            k: e for k, e in results.items() if e["method"] == name and not e["skipped"]
-        }
-        if method.verdict is not None and entries:
-            family, text = method.verdict(entries)
-            lines.append({"family": family, "text": text})
-        elif name in results and results[name]["skipped"]:
-            lines.append(
-                {
-                    "family": "skipped",
-                    "text": f"{method.title} skipped: {results[name]['reason']}",
-                }
-            )
-    order = ["tests", "certificates", "point estimates", "calibration", "skipped"]
-    lines.sort(key=lambda line: order.index(line["family"]))
+    for key, e in results.items():
+        if e["skipped"]:
+            text = f"{e['title']} skipped: {e['reason']}"
+            lines.append({"family": "skipped", "text": text})
+        elif findings.get(key):
+            lines.append({"family": FAMILIES[e["kind"]], "text": findings[key]})
+    lines.sort(key=lambda line: _ORDER.index(line["family"]))
     share, separable = _separability(results)
     best = _best_certificate(results)
-    conf = f"{100 * ctx.settings['confidence']:g}%"
+    conf = f"{100 * confidence:g}%"
     if best is not None:
         headline = "Identities leak: "
         if separable:
             headline += f"{separable}; "
-        headline += f"certified epsilon >= {_fmt(best['value'])} at {conf}"
+        headline += f"certified epsilon >= {format_value(best['value'])} at {conf}"
         if best.get("at_ceiling"):
             headline += " (the ceiling this test size allows)"
         headline += "."
@@ -142,17 +146,10 @@ def suggest_isp_rank(ctx):
     -------
     suggestion : dict or None
         ``rank`` (None when no rank reaches the target), ``auc_before``,
-        ``auc_after``, ``target_auc``, ``n_pairs`` and ``sweep`` (rank, AUC);
-        None when :mod:`skprivacy.sanitize` is unavailable.
+        ``auc_after``, ``target_auc``, ``n_pairs`` and ``sweep`` (rank, AUC).
     """
-    try:
-        from skprivacy.sanitize import ISP
-    except ImportError:  # pragma: no cover - sanitize is part of the package
-        return None
-    from skprivacy.auditors import ROCHTAuditor
-
     n_pairs = min(SWEEP_PAIRS, ctx.n_pairs_total)
-    top = min(ctx.X.shape[1] - 1, ctx.n_identities - 1)
+    top = min(ctx.X.shape[1] - 1, ctx.data.n_identities - 1)
 
     def auc(Z):
         est = ROCHTAuditor(n_pairs=n_pairs, random_state=ctx.random_state)
@@ -193,8 +190,21 @@ def suggest_isp_rank(ctx):
     }
 
 
-def next_steps(results, ctx, suggestion, source=None):
+def next_steps(results, ctx, protocol, suggestion, source=None):
     """List what to do next: sanitise, the paper protocol, more rows per identity.
+
+    Parameters
+    ----------
+    results : dict
+        The result entries of the audit.
+    ctx : AuditContext
+        The audit's data and settings.
+    protocol : str
+        The protocol that ran (never recommended again).
+    suggestion : dict or None
+        :func:`suggest_isp_rank`'s output.
+    source : str or None, default=None
+        The input file, for the suggested commands.
 
     Returns
     -------
@@ -234,9 +244,10 @@ def next_steps(results, ctx, suggestion, source=None):
                 "command": None,
             }
         )
-    if ctx.settings.get("mmdtv_pairs") is not None and (
-        ctx.n_pairs("mmdtv_pairs") < ctx.n_pairs_total
-    ):
+    limited = any(
+        ctx.n_pairs(k) < ctx.n_pairs_total for k in ctx.settings if k.endswith("_pairs")
+    )
+    if protocol not in ("paper", "exhaustive") and limited:
         steps.append(
             {
                 "action": "protocol",
@@ -255,10 +266,10 @@ def next_steps(results, ctx, suggestion, source=None):
                 {
                     "action": "test size",
                     "text": (
-                        f"{e['title']} is at its ceiling ({_fmt(e['ceiling'])}): the "
+                        f"{e['title']} is at its ceiling ({format_value(e['ceiling'])}): the "
                         f"test size, not the data, limits it; test_size "
                         f"{lift['test_size']:g} lifts the ceiling to "
-                        f"{_fmt(lift['ceiling'])}."
+                        f"{format_value(lift['ceiling'])}."
                     ),
                     "command": f"skprivacy audit {file} --test-size "
                     f"{lift['test_size']:g}",

@@ -4,6 +4,7 @@
 
 from skprivacy.sanitize._baselines import INLP, LEACE
 from skprivacy.sanitize._copy_detection import copy_detection_map
+from skprivacy.sanitize._file import sanitize_file
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._utility import (
     attribute_probe_accuracy,
@@ -24,6 +25,7 @@ __all__ = [
     "plot_privacy_utility",
     "privacy_utility_tradeoff",
     "retrieval_precision_at_k",
+    "sanitize_file",
     "tar_at_far",
     "transfer_audit",
 ]

@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared utilities: the input layer, duplicate rows and the identity-pair protocol."""
+"""Shared utilities: input layer, duplicate rows, pair protocol, progress, provenance."""
 
 from skprivacy.utils._constants import DUPLICATE_TOL, MIN_NORM, MMD_TV_CEILING
 from skprivacy.utils._duplicates import duplicate_groups, near_duplicates_of
@@ -11,6 +11,8 @@ from skprivacy.utils._pairs import (
     pair_rank,
     pair_unrank,
 )
+from skprivacy.utils._progress import Progress
+from skprivacy.utils._provenance import RunProvenance, software_versions
 from skprivacy.utils._random import check_generator, seed_from
 from skprivacy.utils._threads import blas_threads, limit_blas_threads, map_blas_threads
 from skprivacy.utils._validation import (
@@ -35,6 +37,8 @@ __all__ = [
     "MIN_NORM",
     "MMD_TV_CEILING",
     "IdentityData",
+    "Progress",
+    "RunProvenance",
     "blas_threads",
     "check_binary_labels",
     "check_class_labels",
@@ -60,5 +64,6 @@ __all__ = [
     "pair_unrank",
     "row_norms",
     "seed_from",
+    "software_versions",
     "validate_identity_data",
 ]
