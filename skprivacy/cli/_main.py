@@ -11,7 +11,7 @@ import sys
 
 from skprivacy import __version__
 from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
-from skprivacy.cli._sanitize import add_sanitize_parser
+from skprivacy.cli._sanitize import add_sanitize_parser, run_sanitize
 from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP
 from skprivacy.report._names import SHARED_SETTINGS
 
@@ -223,6 +223,4 @@ def _dispatch(argv):
         from skprivacy.cli._audit import run_audit
 
         return run_audit(args, argv)
-    from skprivacy.cli._sanitize import run_sanitize
-
     return run_sanitize(args, argv)

@@ -91,10 +91,10 @@ def membership_auc(member, score):
     score = check_scores(
         score, name="score", n_samples=member.shape[0], allow_infinite=True
     )
-    return _auc_ignoring_nan(member, score)
+    return auc_ignoring_nan(member, score)
 
 
-def _auc_ignoring_nan(member, score):
+def auc_ignoring_nan(member, score):
     """Return the Mann-Whitney AUC over the identities whose score is not NaN."""
     member = np.asarray(member, dtype=bool)
     score = np.asarray(score, dtype=np.float64)
@@ -847,7 +847,7 @@ class MembershipGeometry(BaseEstimator):
         self.statistics_ = table
         k_id = table["k"].to_numpy()
         if not self.match_k and np.unique(k_id).size > 1:
-            k_auc = _auc_ignoring_nan(m_id, k_id.astype(np.float64))
+            k_auc = auc_ignoring_nan(m_id, k_id.astype(np.float64))
             if k_auc != 0.5:
                 warnings.warn(
                     "Members and non-members have different probe counts (median "
@@ -870,7 +870,7 @@ class MembershipGeometry(BaseEstimator):
             ok = ~np.isnan(score)
             auc, se = _delong(m_id[ok].astype(bool), score[ok])
             rows[stat] = {
-                "auc": _auc_ignoring_nan(m_id, score),
+                "auc": auc_ignoring_nan(m_id, score),
                 "members_higher": auc > 0.5,
                 "auc_se": se,
                 "ci_low": max(auc - z * se, 0.0),
@@ -1053,7 +1053,7 @@ class MembershipGeometry(BaseEstimator):
             )
         member = _check_member(member, len(ids), caller="MembershipGeometry.score")
         m_id = _identity_member(member, data, caller="score")
-        return _auc_ignoring_nan(m_id, self._fused(table))
+        return auc_ignoring_nan(m_id, self._fused(table))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

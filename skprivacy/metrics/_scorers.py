@@ -9,6 +9,8 @@ have ``greater_is_better=False`` semantics.
 
 from sklearn.pipeline import Pipeline
 
+from skprivacy.auditors import BasePairAuditor
+from skprivacy.auditors._base import summarize
 from skprivacy.utils._sklearn import StrOptions, validate_params
 
 __all__ = ["leakage_scorer", "make_leakage_scorer"]
@@ -96,8 +98,6 @@ def make_leakage_scorer(*, summary=None):
         return leakage_scorer
 
     def scorer(estimator, X, y):
-        from skprivacy.auditors._base import BasePairAuditor, summarize
-
         auditor = estimator[-1] if isinstance(estimator, Pipeline) else estimator
         if not isinstance(auditor, BasePairAuditor):
             raise TypeError(

@@ -27,6 +27,7 @@ def check_fitted(estimator, cls, caller):
 def get_axes(ax, figsize=None):
     """Return ``(figure, ax)``, creating a pyplot figure when ``ax`` is None."""
     if ax is None:
+        # matplotlib is imported on the first figure only (an optional view).
         import matplotlib.pyplot as plt
 
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
@@ -60,6 +61,7 @@ def get_axes_grid(ax, n_panels, figsize=None):
     Axes: used as is for one panel, otherwise its grid cell is split.
     """
     if ax is None:
+        # matplotlib is imported on the first figure only (an optional view).
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(

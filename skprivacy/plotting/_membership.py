@@ -5,8 +5,12 @@
 import numpy as np
 import pandas as pd
 
-from skprivacy.membership import MembershipGeometry, membership_roc_curve
-from skprivacy.membership._geometry import _auc_ignoring_nan
+from skprivacy.membership import (
+    MembershipGeometry,
+    audit_reference_sets,
+    membership_roc_curve,
+)
+from skprivacy.membership._geometry import auc_ignoring_nan
 from skprivacy.plotting._base import (
     check_fitted,
     draw_distributions,
@@ -237,7 +241,7 @@ class MembershipDistributionDisplay:
             )
         auc = (
             frame.groupby(["reference", "statistic"], sort=False)[["member", "value"]]
-            .apply(lambda g: _auc_ignoring_nan(g["member"], g["value"]))
+            .apply(lambda g: auc_ignoring_nan(g["member"], g["value"]))
             .unstack("statistic")
         )
         auc = auc[list(pd.unique(frame["statistic"]))]
@@ -308,8 +312,6 @@ class MembershipDistributionDisplay:
         >>> display.auc.index.tolist()
         ['held-out (membership)', 'shifted (membership + domain shift)']
         """
-        from skprivacy.membership import audit_reference_sets
-
         results, frame = audit_reference_sets(
             X_members,
             ids_members,
@@ -504,7 +506,7 @@ class MembershipROCDisplay:
         for name, score in scores.items():
             fpr, tpr, _ = membership_roc_curve(member, score)
             curves[name] = (fpr, tpr)
-            aucs[name] = _auc_ignoring_nan(member, score)
+            aucs[name] = auc_ignoring_nan(member, score)
         display = cls(curves=curves, roc_auc=aucs, n_nonmembers=int((~member).sum()))
         return display.plot(ax=ax, **kwargs)
 

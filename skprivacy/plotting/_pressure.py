@@ -102,6 +102,7 @@ class PressureStagesDisplay:
         display : PressureStagesDisplay
             The display, with its artists.
         """
+        # matplotlib is imported on the first figure only (an optional view).
         from matplotlib.lines import Line2D
 
         self.figure_, self.ax_ = get_axes(ax, figsize=(5.6, 3.6))

@@ -14,6 +14,7 @@ import math
 from numbers import Real
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "arimoto_entropy",
@@ -529,8 +530,6 @@ def pressure_profile(
     >>> prof[["vrpi", "p_guess"]].round(4).to_dict("index")
     {2.0: {'vrpi': 0.3765, 'p_guess': 0.75}, inf: {'vrpi': 0.4055, 'p_guess': 0.75}}
     """
-    import pandas as pd
-
     alphas = [_check_alpha(a) for a in np.atleast_1d(alphas).tolist()]
     if not alphas:
         raise ValueError("alphas is empty; give at least one order alpha > 1.")

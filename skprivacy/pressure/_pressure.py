@@ -15,7 +15,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
-from skprivacy.pressure._attackers import RetrievalAttacker, small_fit_threads
+from skprivacy.pressure._attackers import (
+    RetrievalAttacker,
+    attacker_ladder,
+    small_fit_threads,
+)
 from skprivacy.pressure._calibration import (
     fit_temperature,
     softmax_nll,
@@ -1178,8 +1182,6 @@ def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
     >>> table[["attacker", "alpha"]].values.tolist()
     [['A0', 2.0], ['A2', 2.0]]
     """
-    from skprivacy.pressure._attackers import attacker_ladder
-
     if attackers is None:
         attackers = attacker_ladder(random_state=params.get("random_state"))
     if not isinstance(params.get("random_state"), numbers.Integral):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from skprivacy.plotting import ConditionsEpsilonDisplay
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
-from skprivacy.report._html import CSS, escape, number
+from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import (
     SavedReport,
     dumps,
@@ -36,8 +36,6 @@ __all__ = ["ConditionsReport", "audit_conditions"]
 
 #: Layout version of ``conditions.json``.
 CONDITIONS_SCHEMA_VERSION = "1"
-#: Table I columns that are not per-method statistics.
-_COUNT_COLUMNS = ("n_rows", "n_identities", "n_pairs")
 
 
 def _epsilons(report):
@@ -240,7 +238,7 @@ class ConditionsReport(SavedReport):
     def to_html(self):
         """Return the self-contained HTML report (Table I, figure, each condition)."""
         if self._html is None:
-            self._html = _render(self)
+            self._html = render_conditions_html(self)
         return self._html
 
     def to_dict(self):
@@ -533,79 +531,3 @@ def _figures(report):
             png(fig),
         )
     }
-
-
-def _anchor(i):
-    return f"condition-{i + 1}"
-
-
-def _render(report):
-    table = report.table_i
-    head = "".join(f"<th>{escape(c)}</th>" for c in ["condition", *table.columns])
-    body = "".join(
-        "<tr>"
-        + f"<td><a href='#{_anchor(i)}'>{escape(name)}</a></td>"
-        + "".join(
-            f"<td class='num'>{number(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
-            for c, v in row.items()
-        )
-        + "</tr>"
-        for i, (name, row) in enumerate(table.iterrows())
-    )
-    figs = "".join(
-        f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{png}">'
-        f"<figcaption>{escape(caption)}</figcaption></figure>"
-        for name, (caption, png) in report.figures.items()
-    )
-    headlines = "".join(
-        f"<li><a href='#{_anchor(i)}'>{escape(name)}</a>: {escape(r.verdict['headline'])}</li>"
-        for i, (name, r) in enumerate(report.reports.items())
-    )
-    sections = []
-    for i, (name, sub) in enumerate(report.reports.items()):
-        doc = sub.to_html()
-        inner = doc[doc.index("<body>") + 6 : doc.index("</body>")]
-        sections.append(
-            f"<details id='{_anchor(i)}'{' open' if i == 0 else ''}>"
-            f"<summary><strong>{escape(name)}</strong>: {escape(sub.verdict['headline'])}"
-            f"</summary>{inner}</details>"
-        )
-    prov = report.provenance
-    raised = prov.get("raised_pair_counts") or {}
-    raised_text = (
-        "Pair counts raised so every method audits the prefix: "
-        + ", ".join(f"{k} {old} &rarr; {new}" for k, (old, new) in raised.items())
-        + "."
-        if raised
-        else "Every method's pair count already covered the prefix."
-    )
-    title = "skprivacy multi-condition audit"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="skprivacy-run-id" content="{escape(report.run_id)}">
-<title>{escape(title)}</title><style>{CSS}
-details {{ border: 1px solid #d0d7de; border-radius: 6px; padding: 0.4rem 0.8rem;
-          margin: 0.8rem 0; }}
-details > summary {{ cursor: pointer; }}</style></head>
-<body>
-<div class="skprivacy-conditions">
-<h1>{escape(title)}</h1>
-<p class="sub">{len(report.reports)} conditions &middot; protocol
-<code>{escape(prov["protocol"])}</code> &middot; seed {escape(prov["seed"])} &middot;
-skprivacy {escape(prov["versions"]["skprivacy"])}<br><span class="runid">run {escape(report.run_id)}</span></p>
-<h2>Verdicts</h2>
-<ul>{headlines}</ul>
-<h2>Table I</h2>
-<p>{escape(prov["table_definition"][0].upper() + prov["table_definition"][1:])}.
-Medians and maxima of point estimates are plug-in values, not bounds; certificates'
-are of lower bounds, each simultaneous over the pairs its method certified.
-{raised_text} The full per-pair values are in <code>pairs.csv</code>
-(column <code>condition</code>).</p>
-<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
-<div class="grid">{figs}</div>
-<h2>Conditions</h2>
-{"".join(sections)}
-</div>
-</body></html>
-"""

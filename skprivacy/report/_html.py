@@ -1,53 +1,21 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""One self-contained HTML file: inline CSS, base64 PNG plots, no network resources."""
+"""One self-contained HTML file: inline CSS, base64 PNG plots, no network resources.
+
+The page layouts (``report.html``, ``conditions.html``) and their style
+(``report.css``) are files of the package; this module fills them in.
+"""
 
 import html
 import math
+from importlib import resources
+from string import Template
 
 from skprivacy.report._plots import epsilon_columns
 
-__all__ = ["CSS", "escape", "html_body", "number", "render_html"]
+__all__ = ["html_body", "render_conditions_html", "render_html"]
 
-CSS = """
-body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto;
-       max-width: 1100px; color: #1f2328; line-height: 1.45; padding: 0 1rem; }
-h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.25rem; border-bottom: 1px solid #d0d7de; padding-bottom: 0.2rem;
-     margin-top: 2rem; }
-.sub { color: #59636e; margin-top: 0; }
-table { border-collapse: collapse; width: 100%; font-size: 0.88rem; margin: 0.6rem 0; }
-th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.5rem; text-align: left;
-         vertical-align: top; }
-th { background: #f6f8fa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.kind { display: inline-block; padding: 0 0.45rem; border-radius: 0.6rem;
-        font-size: 0.78rem; white-space: nowrap; }
-.k-certificate { background: #dafbe1; color: #116329; }
-.k-point { background: #fff8c5; color: #7d4e00; }
-.k-other { background: #ddf4ff; color: #0550ae; }
-figure { margin: 1rem 0; }
-figure img { max-width: 100%; border: 1px solid #eaeef2; }
-figcaption { color: #59636e; font-size: 0.85rem; }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr));
-        gap: 0.5rem 1.5rem; }
-code, pre { background: #f6f8fa; border-radius: 4px; padding: 0 0.25rem; }
-pre { padding: 0.6rem; white-space: pre-wrap; word-break: break-word;
-      font-size: 0.8rem; }
-.scroll { overflow-x: auto; }
-.prov td { overflow-wrap: anywhere; }
-.prov th { width: 14rem; }
-.note { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 0.5rem 0.8rem; }
-.verdict { background: #f6f8fa; border: 1px solid #d0d7de; border-left: 6px solid #cf222e;
-           padding: 0.6rem 1rem; margin: 1rem 0; }
-.verdict.quiet { border-left-color: #1a7f37; }
-.verdict p.headline { font-size: 1.1rem; font-weight: 600; margin: 0.2rem 0 0.5rem; }
-.verdict ul { margin: 0.2rem 0; padding-left: 1.2rem; }
-.ceil { display: inline-block; padding: 0 0.4rem; border-radius: 0.6rem; font-size: 0.78rem;
-        background: #ffebe9; color: #a40e26; white-space: nowrap; }
-.skip { color: #59636e; font-style: italic; }
-.runid { color: #59636e; font-size: 0.8rem; }
-"""
+_COUNT_COLUMNS = ("n_rows", "n_identities", "n_pairs")
 
 
 def escape(x):
@@ -334,56 +302,101 @@ def _provenance(prov, run_id):
     return f"<table class='prov'><tbody>{rows}</tbody></table>{warn}"
 
 
+def _page(name, **fields):
+    """Fill the package's page ``name`` (escaped fields are the caller's)."""
+    files = resources.files("skprivacy.report")
+    css = files.joinpath("report.css").read_text(encoding="utf-8")
+    page = Template(files.joinpath(name).read_text(encoding="utf-8"))
+    return page.substitute(css=css, **fields)
+
+
+def _figures(figures):
+    return "".join(
+        f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{png}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+        for name, (caption, png) in figures.items()
+    )
+
+
 def render_html(report):
     """Render an :class:`~skprivacy.report.AuditReport` as one HTML string."""
     prov = report.provenance
-    fig_html = "".join(
-        f'<figure><img alt="{escape(name)}" src="data:image/png;base64,{png}">'
-        f"<figcaption>{escape(caption)}</figcaption></figure>"
-        for name, (caption, png) in report.figures.items()
+    source = prov.get("input", {}).get("name", prov.get("input", {}).get("source"))
+    return _page(
+        "report.html",
+        title="skprivacy identity-leakage audit",
+        run_id=escape(report.run_id),
+        source=escape(source or "in-memory data"),
+        n_rows=prov["n_rows_after"],
+        n_identities=prov["n_identities_after"],
+        n_features=prov["n_features"],
+        protocol=escape(prov["protocol"]),
+        seed=escape(prov["seed"]),
+        version=escape(prov["versions"]["skprivacy"]),
+        verdict=_verdict(report),
+        next_steps=_next_steps(report.next_steps),
+        certificates=_certificates(report.results),
+        summary=_summary_table(report.results),
+        figures=_figures(report.figures),
+        top_pairs=_top_pairs(report.pairs, report.results),
+        columns=_columns(prov),
+        provenance=_provenance(prov, report.run_id),
     )
-    title = "skprivacy identity-leakage audit"
-    name = prov.get("input", {}).get("name", prov.get("input", {}).get("source", ""))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="skprivacy-run-id" content="{escape(report.run_id)}">
-<title>{escape(title)}</title><style>{CSS}</style></head>
-<body>
-<div class="skprivacy-report">
-<h1>{escape(title)}</h1>
-<p class="sub">{escape(name or "in-memory data")} &middot;
-{prov["n_rows_after"]} rows, {prov["n_identities_after"]} identities,
-{prov["n_features"]} dimensions &middot; protocol <code>{escape(prov["protocol"])}</code>
-&middot; seed {escape(prov["seed"])} &middot; skprivacy {escape(prov["versions"]["skprivacy"])}
-<br><span class="runid">run {escape(report.run_id)}</span></p>
-<h2>Verdict</h2>
-{_verdict(report)}
-<h2>What next</h2>
-{_next_steps(report.next_steps)}
-<h2>Certificates and their ceilings</h2>
-{_certificates(report.results)}
-<h2>Summary</h2>
-<p class="note">Only results labelled <em>certificate</em> carry a confidence statement
-(a lower bound on epsilon that holds with the stated probability under the stated
-assumptions). <em>Point estimates</em> are plug-in values with no error bars: a large one
-is evidence of leakage, a small one is not evidence of privacy.</p>
-{_summary_table(report.results)}
-<h2>Plots</h2>
-<div class="grid">{fig_html}</div>
-<h2>Most leaky pairs</h2>
-{_top_pairs(report.pairs, report.results)}
-<h2>Columns</h2>
-{_columns(prov)}
-<h2>Provenance</h2>
-{_provenance(prov, report.run_id)}
-</div>
-</body></html>
-"""
+
+
+def render_conditions_html(report):
+    """Render a :class:`~skprivacy.report.ConditionsReport` as one HTML string."""
+    table, prov = report.table_i, report.provenance
+    anchors = {name: f"condition-{i + 1}" for i, name in enumerate(report.reports)}
+    body = "".join(
+        f"<tr><td><a href='#{anchors[name]}'>{escape(name)}</a></td>"
+        + "".join(
+            f"<td class='num'>{number(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
+            for c, v in row.items()
+        )
+        + "</tr>"
+        for name, row in table.iterrows()
+    )
+    raised = prov.get("raised_pair_counts") or {}
+    definition = prov["table_definition"]
+    return _page(
+        "conditions.html",
+        title="skprivacy multi-condition audit",
+        run_id=escape(report.run_id),
+        n_conditions=len(report.reports),
+        protocol=escape(prov["protocol"]),
+        seed=escape(prov["seed"]),
+        version=escape(prov["versions"]["skprivacy"]),
+        headlines="".join(
+            f"<li><a href='#{anchors[name]}'>{escape(name)}</a>: "
+            f"{escape(r.verdict['headline'])}</li>"
+            for name, r in report.reports.items()
+        ),
+        definition=escape(definition[0].upper() + definition[1:]),
+        raised=(
+            "Pair counts raised so every method audits the prefix: "
+            + ", ".join(f"{k} {old} &rarr; {new}" for k, (old, new) in raised.items())
+            + "."
+            if raised
+            else "Every method's pair count already covered the prefix."
+        ),
+        head="".join(f"<th>{escape(c)}</th>" for c in ["condition", *table.columns]),
+        body=body,
+        figures=_figures(report.figures),
+        sections="".join(
+            f"<details id='{anchors[name]}'{' open' if i == 0 else ''}><summary>"
+            f"<strong>{escape(name)}</strong>: {escape(sub.verdict['headline'])}"
+            f"</summary>{_body(sub.to_html())}</details>"
+            for i, (name, sub) in enumerate(report.reports.items())
+        ),
+    )
+
+
+def _body(document):
+    return document[document.index("<body>") + 6 : document.index("</body>")]
 
 
 def html_body(document):
     """Return the markup for embedding (Jupyter): the style and body content."""
     style = document[document.index("<style>") : document.index("</style>") + 8]
-    body = document[document.index("<body>") + 6 : document.index("</body>")]
-    return style + body
+    return style + _body(document)

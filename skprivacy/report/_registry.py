@@ -65,13 +65,7 @@ _STAGE_SECONDS = 0.05
 
 @dataclass
 class AuditContext:
-    """The cleaned data, settings and already fitted methods of one audit.
-
-    ``data`` is the output of the shared input layer (finite, L2-normalised
-    rows; identities with fewer than two rows removed): every estimator is
-    fitted on these same rows, so no method cleans the data differently.
-    ``fitted`` maps each method that ran to its fitted objects by result key.
-    """
+    """The cleaned data (every estimator gets these rows), settings and fits so far."""
 
     data: object
     settings: dict
@@ -116,37 +110,17 @@ class Figure:
 class Method:
     """One report method.
 
-    Parameters
-    ----------
-    name, title : str
-        Registry key (``--methods``, the ``method`` of its summary entries)
-        and human name.
-    sizes : dict
-        Protocol name -> the settings it reads (pair counts, permutations);
-        :data:`PROTOCOLS` is their union.
-    estimators : callable
-        ``estimators(ctx) -> {result key: (estimator, pairs.csv prefix)}``,
-        unfitted: fitted on the audit's rows and read through their
-        ``description_``; their cost models give the progress estimate.
-    run : callable or None, default=None
-        ``run(ctx) -> {result key: (fitted object, AuditDescription,
-        prefix)}`` for results composed from several fits; it then replaces
-        fitting ``estimators``.
-    cost : callable or None, default=None
-        ``cost(ctx) -> seconds`` of work ``estimators`` do not cover.
-    kind : str, default="point estimate"
-        The kind of its result when it is skipped.
-    epsilon_pairs : str or None, default=None
-        Setting whose pair prefix carries its per-pair ε (raised to Table I's
-        prefix by :func:`~skprivacy.audit_conditions`).
-    needs : tuple of str, default=()
-        Methods whose fitted objects it reads (they run before it).
-    skip : callable or None, default=None
-        ``skip(ctx) -> str or None``: why it cannot run on these data.
-    figures : tuple of Figure, default=()
-        Figures drawn from its fitted objects.
-    protocols : tuple of str or None, default=None
-        Protocols that run it by default (None: every protocol).
+    ``sizes``: protocol -> the settings it reads (:data:`PROTOCOLS` is their
+    union). ``estimators(ctx)``: ``{result key: (unfitted estimator, pairs.csv
+    prefix)}``, fitted on the audit's rows and read through ``description_``;
+    their cost models plan the progress. ``run(ctx)``, for results composed
+    from several fits, returns ``{result key: (fitted, AuditDescription,
+    prefix)}`` instead; ``cost(ctx)`` adds seconds the estimators do not
+    cover. ``kind``: its result's kind when skipped. ``epsilon_pairs``: the
+    setting whose prefix carries its per-pair ε (raised to Table I's prefix).
+    ``needs``: methods whose fits it reads. ``skip(ctx)``: why it cannot run
+    on these data (None: it can). ``protocols``: those that run it by default
+    (None: all).
     """
 
     name: str
@@ -190,13 +164,10 @@ class Method:
         return None if self.skip is None else self.skip(ctx)
 
 
-def _sizes(quick, paper=None, exhaustive=None):
-    paper = quick if paper is None else paper
-    return {
-        "quick": quick,
-        "paper": paper,
-        "exhaustive": paper if exhaustive is None else exhaustive,
-    }
+def _sizes(**settings):
+    """Return settings per protocol from ``name=[quick, paper, exhaustive]`` or one value."""
+    rows = {k: v if isinstance(v, list) else [v] * 3 for k, v in settings.items()}
+    return {p: {k: v[i] for k, v in rows.items()} for i, p in enumerate(PROTOCOL_HELP)}
 
 
 def _classifier(name):
@@ -213,7 +184,31 @@ def _described(est, ctx, prefix=""):
     return est, est.description_, prefix
 
 
-# -- MMD-TV and its bandwidth sweep --------------------------------------------------
+# -- the estimators, built by name -----------------------------------------------------
+def _rocht(ctx):
+    s = ctx.settings
+    return ROCHTAuditor(
+        n_pairs=s["rocht_pairs"],
+        classifier=_classifier(s["rocht_classifier"]),
+        **_common(ctx),
+    )
+
+
+def _gaussmech(ctx):
+    return GaussMechAuditor(n_pairs=ctx.settings["gaussmech_pairs"], **_common(ctx))
+
+
+def _kdelr(ctx):
+    s = ctx.settings
+    return {
+        f"kdelr_alpha={alpha:g}": (
+            KDELRAuditor(alpha=alpha, n_pairs=s["kdelr_pairs"], **_common(ctx)),
+            f"kdelr_a{alpha:g}_",
+        )
+        for alpha in s["kdelr_alphas"]
+    }
+
+
 def _mmdtv(ctx):
     s = ctx.settings
     return MMDTVAuditor(n_pairs=s["mmdtv_pairs"], **_common(ctx))
@@ -327,7 +322,7 @@ def _run_certificate(ctx):
     return {"rocht_certificate": (est, _with_lift(described, lift), prefix)}
 
 
-def _mmdtv_certifier(ctx):
+def _mmdtv_cert(ctx):
     s = ctx.settings
     return MMDTVAuditor(
         n_pairs=s["mmdtv_certified_pairs"], confidence=s["confidence"], **_common(ctx)
@@ -335,7 +330,7 @@ def _mmdtv_certifier(ctx):
 
 
 def _run_mmdtv_certificate(ctx):
-    est, described, prefix = _described(_mmdtv_certifier(ctx), ctx, "mmdtv_")
+    est, described, prefix = _described(_mmdtv_cert(ctx), ctx, "mmdtv_")
     res, tv = est.results_, {"bound": est.bound, "delta": est.delta}
     ceilings = np.asarray(mmd_margin_ceiling(res["mmd2_margin"].to_numpy(), **tv))
     ceiling = float(ceilings.max())
@@ -454,6 +449,7 @@ def _run_controls(ctx):
 
 
 def _rocht_template(ctx):
+    # The paper's logistic regression under every protocol.
     return ROCHTAuditor(n_pairs=ctx.settings["rocht_pairs"], **_common(ctx))
 
 
@@ -499,22 +495,11 @@ def _run_witness(ctx):
 
 
 # -- figures ----------------------------------------------------------------------------
-def _draw_sweep(fitted, ctx, figure):
-    table = fitted["mmdtv_bandwidth_sweep"]
-    BandwidthSweepDisplay.from_sweep(table, ax=figure.subplots())
-
-
 def _draw_permutation(fitted, ctx, figure):
     controls = ctx.fitted.get("controls", {}).get("split_half_controls")
     PermutationPValueDisplay.from_estimator(
         fitted["mmd_permutation_test"], controls=controls, ax=figure.subplots()
     )
-
-
-def _draw_roc(fitted, ctx, figure):
-    # The auditor's own folds and classifier seed (pair_scores): the curve
-    # behind the most separable pair's row of results_.
-    PairROCDisplay.from_estimator(fitted["rocht"], ctx.X, ctx.y, ax=figure.subplots())
 
 
 def _draw_qq(fitted, ctx, figure):
@@ -527,27 +512,14 @@ def _draw_qq(fitted, ctx, figure):
     figure.suptitle("Q-Q of pooled within-identity residuals", fontsize=10)
 
 
-_SCALES = (0.5, 0.75, 1.0, 1.5, 2.0)
+_LR = "logistic_regression"
 
 _DECLARED = (
     Method(
-        name="rocht",
-        title="ROC-HT",
-        sizes=_sizes(
-            {"rocht_pairs": 30, "rocht_classifier": "logistic_regression"},
-            {"rocht_pairs": 200, "rocht_classifier": "logistic_regression"},
-            {"rocht_pairs": None, "rocht_classifier": "centroid"},
-        ),
-        estimators=lambda ctx: {
-            "rocht": (
-                ROCHTAuditor(
-                    n_pairs=ctx.settings["rocht_pairs"],
-                    classifier=_classifier(ctx.settings["rocht_classifier"]),
-                    **_common(ctx),
-                ),
-                "rocht_",
-            )
-        },
+        "rocht",
+        "ROC-HT",
+        _sizes(rocht_pairs=[30, 200, None], rocht_classifier=[_LR, _LR, "centroid"]),
+        estimators=lambda ctx: {"rocht": (_rocht(ctx), "rocht_")},
         epsilon_pairs="rocht_pairs",
         figures=(
             Figure(
@@ -555,18 +527,20 @@ _DECLARED = (
                 "Out-of-fold ROC of the most separable pair (largest AUC) and the "
                 "operating point that attains its KOV bound (the auditor's own "
                 "folds).",
-                _draw_roc,
+                lambda fitted, ctx, fig: PairROCDisplay.from_estimator(
+                    fitted["rocht"], ctx.X, ctx.y, ax=fig.subplots()
+                ),
                 (4.4, 4.2),
             ),
         ),
     ),
     Method(
-        name="mmdtv",
-        title="MMD-TV",
-        sizes=_sizes(
-            {"mmdtv_pairs": 100, "sweep_pairs": 50, "bandwidth_scales": _SCALES},
-            {"mmdtv_pairs": 500, "sweep_pairs": 500, "bandwidth_scales": _SCALES},
-            {"mmdtv_pairs": None, "sweep_pairs": 500, "bandwidth_scales": _SCALES},
+        "mmdtv",
+        "MMD-TV",
+        _sizes(
+            mmdtv_pairs=[100, 500, None],
+            sweep_pairs=[50, 500, 500],
+            bandwidth_scales=(0.5, 0.75, 1.0, 1.5, 2.0),
         ),
         estimators=lambda ctx: {"mmdtv": (_mmdtv(ctx), "mmdtv_")},
         run=_run_mmdtv,
@@ -577,89 +551,59 @@ _DECLARED = (
                 "sweep",
                 "MMD-TV epsilon as the RBF bandwidth is scaled around the median "
                 "heuristic (dotted: the RBF ceiling).",
-                _draw_sweep,
+                lambda fitted, ctx, fig: BandwidthSweepDisplay.from_sweep(
+                    fitted["mmdtv_bandwidth_sweep"], ax=fig.subplots()
+                ),
                 (4.8, 3.4),
             ),
         ),
     ),
     Method(
-        name="gaussmech",
-        title="GaussMech",
-        sizes=_sizes(
-            {"gaussmech_pairs": 100},
-            {"gaussmech_pairs": 500},
-            {"gaussmech_pairs": None},
-        ),
-        estimators=lambda ctx: {
-            "gaussmech": (
-                GaussMechAuditor(
-                    n_pairs=ctx.settings["gaussmech_pairs"], **_common(ctx)
-                ),
-                "gaussmech_",
-            )
-        },
+        "gaussmech",
+        "GaussMech",
+        _sizes(gaussmech_pairs=[100, 500, None]),
+        estimators=lambda ctx: {"gaussmech": (_gaussmech(ctx), "gaussmech_")},
         epsilon_pairs="gaussmech_pairs",
     ),
     Method(
-        name="kdelr",
-        title="KDE-LR",
-        sizes=_sizes(
-            {"kdelr_pairs": 20, "kdelr_alphas": (0.0, 1e-2)},
-            {"kdelr_pairs": 100, "kdelr_alphas": (0.0, 1e-2)},
-        ),
-        estimators=lambda ctx: {
-            f"kdelr_alpha={alpha:g}": (
-                KDELRAuditor(
-                    alpha=alpha, n_pairs=ctx.settings["kdelr_pairs"], **_common(ctx)
-                ),
-                f"kdelr_a{alpha:g}_",
-            )
-            for alpha in ctx.settings["kdelr_alphas"]
-        },
+        "kdelr",
+        "KDE-LR",
+        _sizes(kdelr_pairs=[20, 100, 100], kdelr_alphas=(0.0, 1e-2)),
+        estimators=_kdelr,
         epsilon_pairs="kdelr_pairs",
     ),
     Method(
-        name="rocht_certificate",
-        title="ROC-HT reserved-test certificate",
-        kind="certificate",
-        sizes=_sizes(
-            {
-                "certificate_pairs": 30,
-                "certificate_classifier": "logistic_regression",
-            },
-            {
-                "certificate_pairs": 200,
-                "certificate_classifier": "logistic_regression",
-            },
-            {"certificate_pairs": None, "certificate_classifier": "centroid"},
+        "rocht_certificate",
+        "ROC-HT reserved-test certificate",
+        _sizes(
+            certificate_pairs=[30, 200, None],
+            certificate_classifier=[_LR, _LR, "centroid"],
         ),
         estimators=lambda ctx: {"rocht_certificate": (_certifier(ctx), "cert_")},
         run=_run_certificate,
+        kind="certificate",
         epsilon_pairs="certificate_pairs",
         skip=_certificate_skip,
     ),
     Method(
-        name="mmdtv_certificate",
-        title="MMD-TV certificate",
-        kind="certificate",
+        "mmdtv_certificate",
+        "MMD-TV certificate",
         # About 60% more per pair than the point estimate (a second kernel at
         # the snapped bandwidth): the paper's prefix, not every pair.
-        sizes=_sizes({"mmdtv_certified_pairs": 100}, {"mmdtv_certified_pairs": 500}),
-        estimators=lambda ctx: {"mmdtv_certificate": (_mmdtv_certifier(ctx), "mmdtv_")},
+        _sizes(mmdtv_certified_pairs=[100, 500, 500]),
+        estimators=lambda ctx: {"mmdtv_certificate": (_mmdtv_cert(ctx), "mmdtv_")},
         run=_run_mmdtv_certificate,
+        kind="certificate",
         epsilon_pairs="mmdtv_certified_pairs",
         skip=_mmdtv_certificate_skip,
     ),
     Method(
-        name="permutation",
-        title="MMD permutation test",
-        kind="hypothesis test",
-        sizes=_sizes(
-            {"permutation_pairs": 20, "n_permutations": 1000},
-            {"permutation_pairs": 100, "n_permutations": 10_000},
-        ),
+        "permutation",
+        "MMD permutation test",
+        _sizes(permutation_pairs=[20, 100, 100], n_permutations=[1000, 10_000, 10_000]),
         estimators=lambda ctx: {"mmd_permutation_test": (_permutation(ctx), "perm_")},
         run=_run_permutation,
+        kind="hypothesis test",
         skip=_permutation_skip,
         figures=(
             Figure(
@@ -672,48 +616,42 @@ _DECLARED = (
         ),
     ),
     Method(
-        name="controls",
-        title="Split-half controls",
-        kind="control",
-        sizes=_sizes({"control_identities": 10}, {"control_identities": 100}),
+        "controls",
+        "Split-half controls",
+        _sizes(control_identities=[10, 100, 100]),
         run=_run_controls,
         cost=_control_cost(_control_template, "control_identities"),
+        kind="control",
         skip=_controls_skip,
     ),
     Method(
-        name="rocht_controls",
-        title="Split-half ROC-HT controls",
-        kind="control",
-        sizes=_sizes(
-            {"rocht_control_identities": 10}, {"rocht_control_identities": 100}
-        ),
+        "rocht_controls",
+        "Split-half ROC-HT controls",
+        _sizes(rocht_control_identities=[10, 100, 100]),
         run=_run_rocht_controls,
         cost=_control_cost(_rocht_template, "rocht_control_identities"),
+        kind="control",
         skip=_controls_skip,
         protocols=("paper", "exhaustive"),
     ),
     Method(
-        name="classifier_sensitivity",
-        title="Classifier sensitivity (random forest vs logistic)",
-        kind="diagnostic",
+        "classifier_sensitivity",
+        "Classifier sensitivity (random forest vs logistic)",
         # Paper 000 compares its 200 ROC-tested pairs; a 100-tree forest per
         # pair and fold costs about 30 times logistic regression, so the paper
         # protocol checks the first 50 (set sensitivity_pairs=200 to match).
-        sizes=_sizes(
-            {"sensitivity_pairs": 10},
-            {"sensitivity_pairs": 50},
-            {"sensitivity_pairs": 200},
-        ),
+        _sizes(sensitivity_pairs=[10, 50, 200]),
         estimators=_sensitivity_pair,
         run=_run_sensitivity,
+        kind="diagnostic",
         protocols=("paper", "exhaustive"),
     ),
     Method(
-        name="gaussianity",
-        title="Residual Gaussianity",
-        kind="diagnostic",
-        sizes=_sizes({}),
+        "gaussianity",
+        "Residual Gaussianity",
+        _sizes(),
         run=_run_gaussianity,
+        kind="diagnostic",
         figures=(
             Figure(
                 "qq",
@@ -725,11 +663,11 @@ _DECLARED = (
         ),
     ),
     Method(
-        name="witness",
-        title="Classifier witness ratio",
-        kind="diagnostic",
-        sizes=_sizes({}),
+        "witness",
+        "Classifier witness ratio",
+        _sizes(),
         run=_run_witness,
+        kind="diagnostic",
         needs=("rocht", "mmdtv"),
     ),
 )

@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_score
 from sklearn.utils import check_array
 
+from skprivacy.plotting import PrivacyUtilityDisplay
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._verification import (
     OpenSetVerificationAuditor,
@@ -509,9 +510,6 @@ def plot_privacy_utility(table, *, x=None, utility=None, ax=None):
     ...                       "attribute_accuracy": [0.9, 0.89]})
     >>> ax = plot_privacy_utility(table)
     """
-    # Imported here: skprivacy.plotting imports the estimators' modules.
-    from skprivacy.plotting import PrivacyUtilityDisplay
-
     display = PrivacyUtilityDisplay.from_tradeoff(table, x=x, utility=utility, ax=ax)
     display.ax_.right_ax = display.right_ax_
     return display.ax_
