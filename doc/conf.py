@@ -19,9 +19,13 @@ that references to those projects render as plain text.
 import os
 import re
 import socket
+import sys
 import warnings
 
 import skprivacy
+
+# Local extensions: the protocol table generated from the method registry.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "sphinxext"))
 
 project = "skprivacy"
 author = "The skprivacy developers"
@@ -36,6 +40,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "protocol_table",
 ]
 
 # -- intersphinx: online only (see the module docstring) ----------------------------

@@ -58,8 +58,8 @@ class Progress:
     >>> progress.plan(2.0)
     >>> progress.start("first stage", 1.0)
     >>> progress.finish()
-    >>> out.getvalue().splitlines()[-1].endswith("50% | first stage done in 0.0 s")
-    True
+    >>> print(out.getvalue().splitlines()[-1])
+    [audit ...]  50%, ETA ... | first stage done in ... s
     """
 
     def __init__(
