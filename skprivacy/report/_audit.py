@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The unified audit: every registered method on one cleaned dataset and pair list."""
 
-import hashlib
 import json
-import math
 import sys
 import uuid
 import warnings
@@ -27,10 +25,13 @@ from skprivacy.report._registry import (
     AuditContext,
     available_methods,
 )
-from skprivacy.report._verdict import next_steps, suggest_isp_rank, verdict
+from skprivacy.report._verdict import next_steps, verdict
+from skprivacy.sanitize._rank import suggest_isp_rank
 from skprivacy.utils import (
     Progress,
     RunProvenance,
+    array_fingerprint,
+    check_metadata,
     identity_pairs,
     validate_identity_data,
 )
@@ -302,60 +303,6 @@ def _features(X, features, exclude):
     return X, [str(j) for j in range(X.shape[1] if X.ndim == 2 else 0)], {}
 
 
-def _fingerprint(a):
-    """SHA-256, shape and dtype of an array as given (provenance of in-memory input).
-
-    Numbers and booleans are hashed as their C-order bytes in their own dtype
-    (``hashlib.sha256(np.ascontiguousarray(a)).hexdigest()``), so a float32
-    matrix and its float64 copy differ, as their audits may; text and object
-    labels as their ``str`` values, one UTF-8 line each.
-    """
-    a = np.asarray(a)
-    if a.dtype.kind in "biufc":
-        digest = hashlib.sha256(np.ascontiguousarray(a)).hexdigest()
-        hashed = "C-order bytes"
-    else:
-        text = "\n".join(map(str, a.ravel().tolist()))
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        hashed = "str of each element, one UTF-8 line each"
-    shape = [int(n) for n in a.shape]
-    return {"sha256": digest, "shape": shape, "dtype": str(a.dtype), "hashed": hashed}
-
-
-def _check_metadata(metadata):
-    """User-supplied provenance: a mapping of non-empty str keys to JSON scalars."""
-    if metadata is None:
-        return {}
-    if not hasattr(metadata, "items"):
-        raise TypeError(
-            "metadata must be a dict of str to str/number/bool (e.g. "
-            f"{{'generator_revision': 'abc123'}}); got {type(metadata).__name__}."
-        )
-    scalar = str | int | float | bool
-    out = {}
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not key.strip():
-            raise ValueError(f"metadata keys must be non-empty strings; got {key!r}.")
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, list | tuple):
-            bad = [v for v in value if not isinstance(v, scalar)]
-            if bad:
-                raise TypeError(
-                    f"metadata[{key!r}] holds {bad[0]!r}; use str, numbers or bools."
-                )
-            value = list(value)
-        elif value is not None and not isinstance(value, scalar):
-            raise TypeError(
-                f"metadata[{key!r}] is a {type(value).__name__}; use a str, a number, "
-                "a bool or a list of these."
-            )
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"metadata[{key!r}] is {value!r}; give a finite number.")
-        out[key.strip()] = value
-    return out
-
-
 def _clean(X, y):
     """Run the shared input layer once: the cleaned rows every estimator gets."""
     n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
@@ -561,7 +508,7 @@ def audit(
     run = RunProvenance(command_line)
     run_id = uuid.uuid4().hex
     name, settings = _settings(protocol, confidence, test_size)
-    metadata = _check_metadata(metadata)
+    metadata = check_metadata(metadata)
     selected = _select(methods, "quick" if name == "custom" else name)
     if progress is None:
         progress = Progress(verbose=verbose, stream=sys.stderr)
@@ -572,7 +519,7 @@ def audit(
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     data, n_rows_in, n_ids_in, caught = _clean(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
-    arrays = {"X": _fingerprint(X), "ids": _fingerprint(ids)}
+    arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
     ctx = AuditContext(data, settings, random_state, n_jobs)
     # Methods the data already rule out are not planned.
     weights = {
@@ -602,7 +549,9 @@ def audit(
     suggestion = None
     if suggest_rank:
         progress.start("suggesting a sanitisation rank (quick ISP sweep)")
-        suggestion = suggest_isp_rank(ctx)
+        suggestion = suggest_isp_rank(
+            ctx.X, ctx.y, random_state=random_state, n_jobs=n_jobs
+        )
         progress.finish()
     info = dict(input_info or {})
     if not info:

@@ -38,11 +38,19 @@ def number(v):
     return escape(v)
 
 
-def _kind(kind):
-    cls = {"certificate": "k-certificate", "point estimate": "k-point"}.get(
-        kind, "k-other"
-    )
-    return f'<span class="kind {cls}">{escape(kind)}</span>'
+def _table(head, rows):
+    """Return an HTML table of header cells and rows of ``<td>`` cells."""
+    head = "".join(f"<th>{h}</th>" for h in head)
+    body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _td(text, num=False):
+    return f"<td class='num'>{text}</td>" if num else f"<td>{text}</td>"
+
+
+def _name(key, entry):
+    return _td(f"<code>{escape(key)}</code><br>{escape(entry.get('title', ''))}")
 
 
 def _value(entry):
@@ -57,78 +65,76 @@ def _value(entry):
 
 
 def _summary_table(results):
-    rows = []
-    for key, s in results.items():
-        said = (
-            f"<span class='skip'>Skipped: {escape(s['reason'])}</span>"
-            if s.get("skipped")
-            else escape(s.get("statistic", ""))
-        )
-        rows.append(
-            "<tr>"
-            f"<td><code>{escape(key)}</code><br>{escape(s.get('title', ''))}</td>"
-            f"<td class='num'>{_value(s)}</td>"
-            f"<td>{_kind(s.get('kind', ''))}</td>"
-            f"<td>{said}</td>"
-            f"<td>{escape(s.get('says', ''))}</td>"
-            f"<td>{escape(s.get('does_not_say', ''))}</td>"
-            "</tr>"
-        )
-    return (
-        "<table><thead><tr><th>result</th><th>value</th><th>kind</th>"
-        "<th>what the number is</th><th>what it does say</th>"
-        "<th>what it does not say</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
+    classes = {"certificate": "k-certificate", "point estimate": "k-point"}
+    rows = [
+        [
+            _name(key, e),
+            _td(_value(e), num=True),
+            _td(
+                f"<span class='kind {classes.get(e.get('kind'), 'k-other')}'>"
+                f"{escape(e.get('kind', ''))}</span>"
+            ),
+            _td(
+                f"<span class='skip'>Skipped: {escape(e['reason'])}</span>"
+                if e.get("skipped")
+                else escape(e.get("statistic", ""))
+            ),
+            _td(escape(e.get("says", ""))),
+            _td(escape(e.get("does_not_say", ""))),
+        ]
+        for key, e in results.items()
+    ]
+    head = ["result", "value", "kind", "what the number is", "what it does say"]
+    return _table([*head, "what it does not say"], rows)
+
+
+def _lift(e):
+    lift = e.get("lift") or {}
+    if e.get("skipped"):
+        return escape(e["reason"])
+    if lift.get("test_size"):
+        how = f"test_size {lift['test_size']:g}"
+    elif lift.get("rows_per_identity"):
+        how = f"{lift['rows_per_identity']} rows per identity"
+    else:
+        return "more rows per identity"
+    return f"{how} &rarr; ceiling {number(lift['ceiling'])}"
 
 
 def _certificates(results):
     certs = {k: e for k, e in results.items() if e.get("kind") == "certificate"}
     if not certs:
         return "<p>No certificate was requested.</p>"
-    rows = []
-    for key, e in certs.items():
-        lift = e.get("lift") or {}
-        if e.get("skipped"):
-            lifted = escape(e["reason"])
-        elif lift.get("test_size"):
-            lifted = (
-                f"test_size {lift['test_size']:g} &rarr; ceiling "
-                f"{number(lift['ceiling'])}"
-            )
-        elif lift.get("rows_per_identity"):
-            lifted = (
-                f"{lift['rows_per_identity']} rows per identity &rarr; ceiling "
-                f"{number(lift['ceiling'])}"
-            )
-        else:
-            lifted = "more rows per identity"
-        mark = "<span class='ceil'>at ceiling</span>" if e.get("at_ceiling") else ""
-        n_at = (
-            f"{e['n_at_ceiling']} of {e['n_pairs']}" if "n_at_ceiling" in e else "n/a"
-        )
-        rows.append(
-            "<tr>"
-            f"<td><code>{escape(key)}</code><br>{escape(e.get('title', ''))}</td>"
-            f"<td class='num'>{number(e.get('value'))}</td>"
-            f"<td class='num'>{number(e.get('ceiling'))}</td>"
-            f"<td>{mark}</td>"
-            f"<td class='num'>{n_at}</td>"
-            f"<td class='num'>{number(e.get('confidence'))}</td>"
-            f"<td>{lifted}</td>"
-            "</tr>"
-        )
+    rows = [
+        [
+            _name(key, e),
+            _td(number(e.get("value")), num=True),
+            _td(number(e.get("ceiling")), num=True),
+            _td("<span class='ceil'>at ceiling</span>" if e.get("at_ceiling") else ""),
+            _td(
+                f"{e['n_at_ceiling']} of {e['n_pairs']}"
+                if "n_at_ceiling" in e
+                else "n/a",
+                num=True,
+            ),
+            _td(number(e.get("confidence")), num=True),
+            _td(_lift(e)),
+        ]
+        for key, e in certs.items()
+    ]
+    head = [
+        "certificate",
+        "certified &epsilon; &ge;",
+        "ceiling",
+        "",
+        "pairs at ceiling",
+    ]
     return (
         "<p>A certificate can never exceed the <em>ceiling</em> its test size "
         "allows (what a perfect classifier would certify). A value at its ceiling "
         "says &ldquo;as separable as this test can show&rdquo;: the test size, not "
         "the embeddings, limits it.</p>"
-        "<table><thead><tr><th>certificate</th><th>certified &epsilon; &ge;</th>"
-        "<th>ceiling</th><th></th><th>pairs at ceiling</th><th>confidence</th>"
-        "<th>what would lift the ceiling</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
+        + _table([*head, "confidence", "what would lift the ceiling"], rows)
     )
 
 
@@ -204,17 +210,13 @@ def _next_steps(steps):
 
 def _columns(prov):
     used = prov.get("feature_columns", [])
-    excluded = prov.get("excluded_columns", {})
+    excluded = prov.get("excluded_columns", {}).items()
     shown = ", ".join(map(str, used[:12])) + (
         f", ... ({len(used)} in all)" if len(used) > 12 else ""
     )
-    rows = "".join(
-        f"<tr><td><code>{escape(k)}</code></td><td>{escape(v)}</td></tr>"
-        for k, v in excluded.items()
-    )
+    rows = [[_td(f"<code>{escape(k)}</code>"), _td(escape(v))] for k, v in excluded]
     table = (
-        "<table><thead><tr><th>column not audited</th><th>why</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
+        _table(["column not audited", "why"], rows)
         if rows
         else "<p>No column was left out.</p>"
     )

@@ -13,7 +13,7 @@ what each number says, the cost estimate -- is each fitted estimator's own
 """
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
@@ -29,7 +29,6 @@ from skprivacy.auditors import (
     estimate_seconds,
     mmd_bandwidth_sweep,
     mmd_certificate_ceiling,
-    mmd_margin_ceiling,
     mmd_rows_needed,
     permutation_p_value_floor,
     reserved_test_rows,
@@ -39,8 +38,6 @@ from skprivacy.auditors import (
     split_half_controls,
 )
 from skprivacy.auditors._description import (
-    ceiling_fields,
-    certificate_finding,
     describe_controls,
     describe_gaussianity,
     describe_roc_controls,
@@ -49,6 +46,7 @@ from skprivacy.auditors._description import (
     describe_witness,
 )
 from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+from skprivacy.auditors._readings import describe_certificate, describe_permutation
 from skprivacy.plotting import (
     BandwidthSweepDisplay,
     PairROCDisplay,
@@ -292,36 +290,6 @@ def _certifier(ctx):
     )
 
 
-def _with_lift(described, lift, **changes):
-    entry = {**described.entry, **changes.pop("entry", {}), "lift": lift}
-    summary = {"value": described.value, **entry}
-    finding = certificate_finding(described.title, summary)
-    return replace(described, entry=entry, finding=finding, **changes)
-
-
-def _run_certificate(ctx):
-    est, described, prefix = _described(_certifier(ctx), ctx, "cert_")
-    # The smallest larger test size that lifts the certifier's ceiling by at
-    # least 10%, on the certified pairs' row counts (train + reserved rows).
-    res, current = est.results_, float(est.ceiling_)
-    rows_a = (res["n_train_a"] + res["n_neg"]).to_numpy()
-    rows_b = (res["n_train_b"] + res["n_pos"]).to_numpy()
-    lift = {"test_size": None, "ceiling": None}
-    for candidate in (0.4, 0.5, 0.6, 0.7, 0.8):
-        if candidate <= est.test_size:
-            continue
-        ceiling = rocht_certificate_ceiling(
-            reserved_test_rows(rows_a, candidate),
-            reserved_test_rows(rows_b, candidate),
-            confidence=est.confidence,
-            n_comparisons=est.n_comparisons_,
-        )
-        if np.max(ceiling) > max(1.1 * current, current + 1e-9):
-            lift = {"test_size": candidate, "ceiling": float(np.max(ceiling))}
-            break
-    return {"rocht_certificate": (est, _with_lift(described, lift), prefix)}
-
-
 def _mmdtv_cert(ctx):
     s = ctx.settings
     return MMDTVAuditor(
@@ -329,38 +297,20 @@ def _mmdtv_cert(ctx):
     )
 
 
+def _run_certificate(ctx):
+    est = _certifier(ctx).fit(ctx.X, ctx.y)
+    return {"rocht_certificate": (est, describe_certificate(est), "cert_")}
+
+
 def _run_mmdtv_certificate(ctx):
-    est, described, prefix = _described(_mmdtv_cert(ctx), ctx, "mmdtv_")
-    res, tv = est.results_, {"bound": est.bound, "delta": est.delta}
-    ceilings = np.asarray(mmd_margin_ceiling(res["mmd2_margin"].to_numpy(), **tv))
-    ceiling = float(ceilings.max())
-    family = {
-        "confidence": est.confidence,
-        "n_comparisons": len(res),
-        "n_bandwidths": 1
-        if est.bandwidth != "median"
-        else len(CERTIFICATE_BANDWIDTH_GRID),
-        **tv,
-    }
-    # Rows per identity at which the ceiling doubles (or first exceeds 0),
-    # short of the TV chain's cap.
-    cap = float(mmd_margin_ceiling(0.0, **tv))
-    rows = max(mmd_rows_needed(min(2 * ceiling, 0.95 * cap), **family), 4)
-    lift = {
-        "rows_per_identity": rows,
-        "ceiling": float(mmd_certificate_ceiling(rows, rows, **family)),
-    }
-    fields = ceiling_fields(
-        described.value, ceiling, res["epsilon_lower"].to_numpy(), ceilings
-    )
-    described = _with_lift(
-        described,
-        lift,
-        entry=fields,
-        pairs=described.pairs.assign(ceiling=ceilings),
-        ceiling="ceiling",
-    )
-    return {"mmdtv_certificate": (est, described, prefix)}
+    est = _mmdtv_cert(ctx).fit(ctx.X, ctx.y)
+    return {"mmdtv_certificate": (est, describe_certificate(est), "mmdtv_")}
+
+
+def _run_permutation(ctx):
+    est = _permutation(ctx).fit(ctx.X, ctx.y)
+    described = describe_permutation(est, ctx.data.identities, ctx.counts)
+    return {"mmd_permutation_test": (est, described, "perm_")}
 
 
 # -- the permutation test and the split-half controls ----------------------------------
@@ -385,24 +335,6 @@ def _permutation(ctx):
         n_permutations=s["n_permutations"],
         **_common(ctx),
     )
-
-
-def _run_permutation(ctx):
-    est, described, prefix = _described(_permutation(ctx), ctx, "perm_")
-    size = dict(zip(ctx.data.identities.tolist(), ctx.counts.tolist()))
-    res = est.results_
-    floors = permutation_p_value_floor(
-        [size[a] for a in res["id_a"]], [size[b] for b in res["id_b"]]
-    )
-    powerless = int((np.atleast_1d(floors) >= 0.05).sum())
-    finding = described.finding + (
-        f" ({powerless} pair(s) have too few rows to reach p < 0.05 whatever the data)"
-        if powerless
-        else ""
-    )
-    entry = {**described.entry, "n_pairs_without_power": powerless}
-    described = replace(described, entry=entry, finding=finding)
-    return {"mmd_permutation_test": (est, described, prefix)}
 
 
 def _controls_skip(ctx):

@@ -7,21 +7,12 @@ point estimates) and from each result's own finding (its estimator's
 ``description_``), so it never names a method itself.
 """
 
-import math
-import warnings
-
 import numpy as np
 
-from skprivacy.auditors import ROCHTAuditor
 from skprivacy.auditors._description import format_value
-from skprivacy.sanitize import ISP
 
-__all__ = ["FAMILIES", "next_steps", "suggest_isp_rank", "verdict"]
+__all__ = ["FAMILIES", "next_steps", "verdict"]
 
-#: Mean out-of-fold AUC regarded as "near chance" by the rank suggestion.
-TARGET_AUC = 0.6
-#: Pairs of the shared ordering the quick ISP sweep audits per rank.
-SWEEP_PAIRS = 10
 #: The verdict's line families, in order, by result kind.
 FAMILIES = {
     "hypothesis test": "tests",
@@ -131,65 +122,6 @@ def verdict(results, findings, confidence):
     return {"headline": headline, "lines": lines}
 
 
-def suggest_isp_rank(ctx):
-    """Smallest ISP rank whose quick audit looks near chance, on these data.
-
-    For ranks 1, 2, 4, ... up to ``min(n_features - 1, n_identities - 1)`` (at
-    least one dimension must remain, or every sanitised row is 0), ISP is
-    fitted on the audited rows and a :class:`~skprivacy.ROCHTAuditor` on the
-    first :data:`SWEEP_PAIRS` pairs measures the mean out-of-fold AUC of the
-    sanitised rows; the first rank at or below :data:`TARGET_AUC` is
-    suggested. In-sample and on few pairs: a starting point for
-    ``skprivacy sanitize``, to be checked by auditing its output.
-
-    Returns
-    -------
-    suggestion : dict or None
-        ``rank`` (None when no rank reaches the target), ``auc_before``,
-        ``auc_after``, ``target_auc``, ``n_pairs`` and ``sweep`` (rank, AUC).
-    """
-    n_pairs = min(SWEEP_PAIRS, ctx.n_pairs_total)
-    top = min(ctx.X.shape[1] - 1, ctx.data.n_identities - 1)
-
-    def auc(Z):
-        est = ROCHTAuditor(n_pairs=n_pairs, random_state=ctx.random_state)
-        return float(est.set_params(n_jobs=ctx.n_jobs).fit(Z, ctx.y).auc_mean_)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        before = auc(ctx.X)
-        sweep = [{"rank": 0, "auc": before}]
-        rank = None
-        if before > TARGET_AUC and top >= 1:
-            ranks = sorted({2**j for j in range(int(math.log2(top)) + 1)} | {top})
-            # Bisection over the ladder: removing more identity directions does
-            # not raise the AUC (up to noise), so ~log2(len(ranks)) fits suffice.
-            lo, hi = -1, len(ranks) - 1
-            measured = {}
-
-            def at(i):
-                if i not in measured:
-                    Z = ISP(n_components=ranks[i]).fit_transform(ctx.X, ctx.y)
-                    measured[i] = auc(Z)
-                return measured[i]
-
-            if at(hi) <= TARGET_AUC:
-                while hi - lo > 1:
-                    mid = (lo + hi) // 2
-                    lo, hi = (lo, mid) if at(mid) <= TARGET_AUC else (mid, hi)
-                rank = ranks[hi]
-            sweep += [{"rank": ranks[i], "auc": measured[i]} for i in sorted(measured)]
-    after = next((s["auc"] for s in sweep if s["rank"] == rank), sweep[-1]["auc"])
-    return {
-        "rank": rank,
-        "auc_before": before,
-        "auc_after": after,
-        "target_auc": TARGET_AUC,
-        "n_pairs": n_pairs,
-        "sweep": sweep,
-    }
-
-
 def next_steps(results, ctx, protocol, suggestion, source=None):
     """List what to do next: sanitise, the paper protocol, more rows per identity.
 
@@ -202,7 +134,7 @@ def next_steps(results, ctx, protocol, suggestion, source=None):
     protocol : str
         The protocol that ran (never recommended again).
     suggestion : dict or None
-        :func:`suggest_isp_rank`'s output.
+        The quick ISP sweep's suggestion (``suggest_isp_rank``).
     source : str or None, default=None
         The input file, for the suggested commands.
 

@@ -12,7 +12,12 @@ from skprivacy.utils._pairs import (
     pair_unrank,
 )
 from skprivacy.utils._progress import Progress
-from skprivacy.utils._provenance import RunProvenance, software_versions
+from skprivacy.utils._provenance import (
+    RunProvenance,
+    array_fingerprint,
+    check_metadata,
+    software_versions,
+)
 from skprivacy.utils._random import check_generator, seed_from
 from skprivacy.utils._threads import blas_threads, limit_blas_threads, map_blas_threads
 from skprivacy.utils._validation import (
@@ -39,6 +44,7 @@ __all__ = [
     "IdentityData",
     "Progress",
     "RunProvenance",
+    "array_fingerprint",
     "blas_threads",
     "check_binary_labels",
     "check_class_labels",
@@ -48,6 +54,7 @@ __all__ = [
     "check_identity_counts",
     "check_identity_labels",
     "check_magnitude",
+    "check_metadata",
     "check_no_text_columns",
     "check_scores",
     "duplicate_groups",

@@ -1,13 +1,21 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Provenance of one run: software versions, start and end time, command line."""
+"""Provenance of one run: software versions, start and end time, command line.
 
+Also what the data cannot carry themselves: the fingerprint of an in-memory
+array and the user's own metadata.
+"""
+
+import hashlib
 import importlib.metadata
+import math
 import platform
 import sys
 from datetime import datetime, timezone
 
-__all__ = ["RunProvenance", "software_versions"]
+import numpy as np
+
+__all__ = ["RunProvenance", "array_fingerprint", "check_metadata", "software_versions"]
 
 _PACKAGES = (
     "numpy",
@@ -95,3 +103,103 @@ class RunProvenance:
             "end_time": _now(),
             "command_line": self.command_line,
         }
+
+
+def array_fingerprint(a):
+    """Return the SHA-256, shape and dtype of an array as given.
+
+    Numbers and booleans are hashed as their C-order bytes in their own dtype
+    (``hashlib.sha256(np.ascontiguousarray(a)).hexdigest()``), so a float32
+    matrix and its float64 copy differ, as their audits may; text and object
+    labels as their ``str`` values, one UTF-8 line each.
+
+    Parameters
+    ----------
+    a : array-like
+        The array (embeddings or labels).
+
+    Returns
+    -------
+    fingerprint : dict
+        ``sha256``, ``shape``, ``dtype`` and ``hashed`` (what was hashed).
+
+    Examples
+    --------
+    >>> import hashlib
+    >>> import numpy as np
+    >>> from skprivacy.utils import array_fingerprint
+    >>> X = np.eye(2)
+    >>> array_fingerprint(X)["sha256"] == hashlib.sha256(X.tobytes()).hexdigest()
+    True
+    >>> array_fingerprint(["a", "b"])["hashed"]
+    'str of each element, one UTF-8 line each'
+    """
+    a = np.asarray(a)
+    if a.dtype.kind in "biufc":
+        digest = hashlib.sha256(np.ascontiguousarray(a)).hexdigest()
+        hashed = "C-order bytes"
+    else:
+        text = "\n".join(map(str, a.ravel().tolist()))
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        hashed = "str of each element, one UTF-8 line each"
+    shape = [int(n) for n in a.shape]
+    return {"sha256": digest, "shape": shape, "dtype": str(a.dtype), "hashed": hashed}
+
+
+def check_metadata(metadata):
+    """Return user-supplied provenance checked: str keys, JSON scalar values.
+
+    Parameters
+    ----------
+    metadata : dict or None
+        E.g. ``{"generator_revision": "abc123", "seeds": [0, 1]}``: non-empty
+        str keys; values str, numbers, bools, None or lists of these.
+
+    Returns
+    -------
+    metadata : dict
+        A copy with stripped keys and lists for tuples (``{}`` for None).
+
+    Raises
+    ------
+    TypeError
+        For a non-mapping or a value of another type (the key is named).
+    ValueError
+        For an empty key or a non-finite number.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_metadata
+    >>> check_metadata({" seeds ": (0, 1)})
+    {'seeds': [0, 1]}
+    """
+    if metadata is None:
+        return {}
+    if not hasattr(metadata, "items"):
+        raise TypeError(
+            "metadata must be a dict of str to str/number/bool (e.g. "
+            f"{{'generator_revision': 'abc123'}}); got {type(metadata).__name__}."
+        )
+    scalar = str | int | float | bool
+    out = {}
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"metadata keys must be non-empty strings; got {key!r}.")
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, list | tuple):
+            bad = [v for v in value if not isinstance(v, scalar)]
+            if bad:
+                raise TypeError(
+                    f"metadata[{key!r}] holds {bad[0]!r}; use str, numbers or bools."
+                )
+            value = list(value)
+        elif value is not None and not isinstance(value, scalar):
+            raise TypeError(
+                f"metadata[{key!r}] is a {type(value).__name__}; use a str, a number, "
+                "a bool or a list of these."
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"metadata[{key!r}] is {value!r}; give a finite number.")
+        out[key.strip()] = value
+    return out

@@ -1,0 +1,163 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Readings of certificates and tests that need the ceiling functions.
+
+A certificate's description gains what its sample sizes allow: each pair's
+ceiling (MMD-TV), whether the value sits at it, and what would lift it (a
+larger test size for ROC-HT, more rows per identity for MMD-TV); the
+permutation test's gains the pairs too small to reject whatever the data.
+These build on the estimators' ``description_`` with the pure functions of
+:mod:`skprivacy.auditors._ceilings`, which import the estimator modules
+(so the estimators cannot import them).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+
+from skprivacy.auditors._ceilings import (
+    mmd_certificate_ceiling,
+    mmd_margin_ceiling,
+    mmd_rows_needed,
+    permutation_p_value_floor,
+    reserved_test_rows,
+    rocht_certificate_ceiling,
+)
+from skprivacy.auditors._description import ceiling_fields, certificate_finding
+from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+
+__all__ = ["describe_certificate", "describe_permutation"]
+
+
+def _rocht_lift(est):
+    """Return the smallest larger test size lifting the ceiling by 10%.
+
+    On the certified pairs' row counts (training plus reserved rows), with the
+    fitted confidence and family size.
+    """
+    res, current = est.results_, float(est.ceiling_)
+    rows_a = (res["n_train_a"] + res["n_neg"]).to_numpy()
+    rows_b = (res["n_train_b"] + res["n_pos"]).to_numpy()
+    for candidate in (0.4, 0.5, 0.6, 0.7, 0.8):
+        if candidate <= est.test_size:
+            continue
+        ceiling = rocht_certificate_ceiling(
+            reserved_test_rows(rows_a, candidate),
+            reserved_test_rows(rows_b, candidate),
+            confidence=est.confidence,
+            n_comparisons=est.n_comparisons_,
+        )
+        if np.max(ceiling) > max(1.1 * current, current + 1e-9):
+            return {"test_size": candidate, "ceiling": float(np.max(ceiling))}
+    return {"test_size": None, "ceiling": None}
+
+
+def _mmd_lift(est, ceiling):
+    """Rows per identity at which the MMD-TV ceiling doubles (or first exceeds 0)."""
+    tv = {"bound": est.bound, "delta": est.delta}
+    family = {
+        "confidence": est.confidence,
+        "n_comparisons": len(est.results_),
+        "n_bandwidths": (
+            1 if est.bandwidth != "median" else len(CERTIFICATE_BANDWIDTH_GRID)
+        ),
+        **tv,
+    }
+    # Short of the TV chain's cap, which no sample size reaches.
+    cap = float(mmd_margin_ceiling(0.0, **tv))
+    rows = max(mmd_rows_needed(min(2 * ceiling, 0.95 * cap), **family), 4)
+    ceiling = float(mmd_certificate_ceiling(rows, rows, **family))
+    return {"rows_per_identity": rows, "ceiling": ceiling}
+
+
+def describe_certificate(est):
+    """Return a fitted certificate's description with its ceiling and lift.
+
+    Parameters
+    ----------
+    est : ROCHTCertifier or MMDTVAuditor
+        Fitted; an :class:`MMDTVAuditor` with ``confidence`` set.
+
+    Returns
+    -------
+    description : AuditDescription
+        ``est.description_`` whose entry adds ``ceiling``, ``at_ceiling``,
+        ``n_at_ceiling``, ``n_positive_certificates`` and ``lift``, and whose
+        finding says them; an MMD-TV certificate's pairs add ``ceiling``.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import ROCHTCertifier
+    >>> from skprivacy.auditors._readings import describe_certificate
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> X, ids = make_identity_embeddings(4, 40, 16, random_state=0)
+    >>> cert = ROCHTCertifier(n_pairs=3).fit(X, ids)
+    >>> sorted(describe_certificate(cert).entry["lift"])
+    ['ceiling', 'test_size']
+    """
+    described = est.description_
+    entry, changes = dict(described.entry), {}
+    if described.ceiling is None:  # MMD-TV: the ceiling of each pair's margin
+        res = est.results_
+        margins = res["mmd2_margin"].to_numpy()
+        ceilings = np.asarray(
+            mmd_margin_ceiling(margins, bound=est.bound, delta=est.delta)
+        )
+        epsilons = res["epsilon_lower"].to_numpy()
+        entry.update(
+            ceiling_fields(described.value, ceilings.max(), epsilons, ceilings)
+        )
+        entry["lift"] = _mmd_lift(est, float(ceilings.max()))
+        changes = {
+            "pairs": described.pairs.assign(ceiling=ceilings),
+            "ceiling": "ceiling",
+        }
+    else:
+        entry["lift"] = _rocht_lift(est)
+    finding = certificate_finding(described.title, {"value": described.value, **entry})
+    return replace(described, entry=entry, finding=finding, **changes)
+
+
+def describe_permutation(est, identities, counts):
+    """Return a permutation test's description with its pairs without power.
+
+    Parameters
+    ----------
+    est : MMDTVAuditor
+        Fitted with ``n_permutations > 0``.
+    identities, counts : array-like
+        Each audited identity's label and row count.
+
+    Returns
+    -------
+    description : AuditDescription
+        ``est.description_`` whose entry adds ``n_pairs_without_power`` (pairs
+        whose rows split too few ways to reach p < 0.05 whatever the data)
+        and whose finding says how many.
+
+    Examples
+    --------
+    >>> from skprivacy.auditors import MMDTVAuditor
+    >>> from skprivacy.auditors._readings import describe_permutation
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> X, ids = make_identity_embeddings(4, 3, 8, random_state=0)
+    >>> est = MMDTVAuditor(n_pairs=2, n_permutations=99).fit(X, ids)
+    >>> describe_permutation(est, [0, 1, 2, 3], [3, 3, 3, 3]).entry[
+    ...     "n_pairs_without_power"]
+    2
+    """
+    described = est.description_
+    size = dict(zip(np.asarray(identities).tolist(), np.asarray(counts).tolist()))
+    res = est.results_
+    floors = permutation_p_value_floor(
+        [size[a] for a in res["id_a"]], [size[b] for b in res["id_b"]]
+    )
+    powerless = int((np.atleast_1d(floors) >= 0.05).sum())
+    finding = described.finding
+    if powerless:
+        finding += (
+            f" ({powerless} pair(s) have too few rows to reach p < 0.05 whatever "
+            "the data)"
+        )
+    entry = {**described.entry, "n_pairs_without_power": powerless}
+    return replace(described, entry=entry, finding=finding)
