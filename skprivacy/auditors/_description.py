@@ -140,7 +140,7 @@ def estimate_seconds(estimator, data):
 
     Parameters
     ----------
-    estimator : BasePairAuditor
+    estimator : estimator
         An auditor (fitted or not); its parameters are read.
     data : IdentityData
         The validated data it would be fitted on.
@@ -148,9 +148,9 @@ def estimate_seconds(estimator, data):
     Returns
     -------
     seconds : float
-        The auditor's cost model for its pairs; for a per-pair classifier
+        A pair auditor's cost model for its pairs; for a per-pair classifier
         (no product count to model), the fixed cost of its fit-and-predict
-        calls.
+        calls; 0 for an estimator without a cost model.
 
     Examples
     --------
@@ -162,9 +162,12 @@ def estimate_seconds(estimator, data):
     >>> estimate_seconds(GaussMechAuditor(), data) < 1
     True
     """
+    model = getattr(estimator, "_estimate_seconds", None)
+    if model is None:
+        return 0.0
     n_pairs = getattr(estimator, "n_pairs", None)
     pairs = identity_pairs(data.n_identities, n_pairs, random_state=0)
-    seconds = estimator._estimate_seconds(data, pairs)
+    seconds = model(data, pairs)
     if seconds is not None:
         return float(seconds)
     clf = getattr(estimator, "classifier", None)
@@ -511,6 +514,17 @@ def describe_sweep(table, *, scales, n_pairs, requested, reading):
     )
 
 
+def _controls_entry(controls, estimator, parameters, **extras):
+    return {
+        "n_identities": int(controls.n_controls),
+        **extras,
+        "median_control_epsilon": float(controls.epsilon_median),
+        "max_control_epsilon": float(controls.epsilon_max),
+        "estimator": estimator,
+        "parameters": parameters,
+    }
+
+
 def describe_controls(controls, parameters):
     """Describe :func:`~skprivacy.auditors.split_half_controls` of a permutation test."""
     calibrated = controls.rejection_rate <= 0.15
@@ -540,14 +554,12 @@ def describe_controls(controls, parameters):
                 " do not behave as assumed"
             )
         ),
-        entry={
-            "n_identities": int(controls.n_controls),
-            "n_rejected": int(controls.n_rejected),
-            "median_control_epsilon": float(controls.epsilon_median),
-            "max_control_epsilon": float(controls.epsilon_max),
-            "estimator": "split_half_controls",
-            "parameters": parameters,
-        },
+        entry=_controls_entry(
+            controls,
+            "split_half_controls",
+            parameters,
+            n_rejected=int(controls.n_rejected),
+        ),
     )
 
 
@@ -585,15 +597,13 @@ def describe_roc_controls(controls, parameters):
                 "identity (e.g. duplicated images or a recording artefact)"
             )
         ),
-        entry={
-            "n_identities": int(controls.n_controls),
-            "n_corners": corners,
-            "max_auc": float(auc.max()),
-            "median_control_epsilon": float(controls.epsilon_median),
-            "max_control_epsilon": float(controls.epsilon_max),
-            "estimator": "split_half_controls(ROCHTAuditor)",
-            "parameters": parameters,
-        },
+        entry=_controls_entry(
+            controls,
+            "split_half_controls(ROCHTAuditor)",
+            parameters,
+            n_corners=corners,
+            max_auc=float(auc.max()),
+        ),
     )
 
 

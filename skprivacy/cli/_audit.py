@@ -112,6 +112,20 @@ def condition_names(files, names):
     return out
 
 
+def _write(args, staged, compute):
+    """Compute the report with progress on stderr, then write it into ``staged``."""
+    with staged:
+        with Progress("skprivacy", not args.quiet, stream=sys.stderr) as progress:
+            with audit_data_errors(progress):
+                report = compute(progress)
+            progress.start("writing report")
+            with user_errors("writing output"):
+                report.write(staged.path)
+                staged.commit()
+            progress.finish()
+    return report
+
+
 def run_audit(args, argv):
     """Run ``skprivacy audit`` from parsed arguments; return the exit status."""
     options = _options(args, argv)
@@ -123,22 +137,12 @@ def run_audit(args, argv):
     # any computation: an unwritable or refused --out fails at once.
     with user_errors("preparing output"):
         staged = AuditReport.staged(args.out, force=args.force, inputs=inputs)
-    with staged:
+
+    def compute(progress):
         X, ids, info = _read(args, path)
-        with Progress("skprivacy", not args.quiet, stream=sys.stderr) as progress:
-            with audit_data_errors(progress):
-                report = audit(
-                    X,
-                    ids.to_numpy(),
-                    **options,
-                    progress=progress,
-                    input_info=info,
-                )
-            progress.start("writing report")
-            with user_errors("writing output"):
-                report.write(staged.path)
-                staged.commit()
-            progress.finish()
+        return audit(X, ids.to_numpy(), **options, progress=progress, input_info=info)
+
+    report = _write(args, staged, compute)
     if not args.quiet:
         lines = [report.verdict["headline"]]
         lines += [f"  - {line['text']}" for line in report.verdict["lines"]]
@@ -163,25 +167,21 @@ def _run_conditions(args, options):
     names = condition_names(args.file, args.names)
     with user_errors("preparing output"):
         staged = ConditionsReport.staged(args.out, force=args.force, inputs=args.file)
-    with staged:
+
+    def compute(progress):
         data, infos = {}, {}
         for name, path in zip(names, args.file):
             X, ids, infos[name] = _read(args, path)
             data[name] = (X, ids.to_numpy())
-        with Progress("skprivacy", not args.quiet, stream=sys.stderr) as progress:
-            with audit_data_errors(progress):
-                report = audit_conditions(
-                    data,
-                    table_pairs=args.table_pairs,
-                    **options,
-                    progress=progress,
-                    input_info=infos,
-                )
-            progress.start("writing report")
-            with user_errors("writing output"):
-                report.write(staged.path)
-                staged.commit()
-            progress.finish()
+        return audit_conditions(
+            data,
+            table_pairs=args.table_pairs,
+            **options,
+            progress=progress,
+            input_info=infos,
+        )
+
+    report = _write(args, staged, compute)
     if not args.quiet:
         lines = [f"{len(report.reports)} conditions audited"]
         lines += [f"  {n}: {r.verdict['headline']}" for n, r in report.reports.items()]

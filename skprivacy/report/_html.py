@@ -305,10 +305,13 @@ def _provenance(prov, run_id):
 
 
 def _page(name, **fields):
-    """Fill the package's page ``name`` (escaped fields are the caller's)."""
+    """Fill the package's page head and body ``name`` (fields escaped by the caller)."""
     files = resources.files("skprivacy.report")
+    text = {
+        f: files.joinpath(f).read_text(encoding="utf-8") for f in (name, "page.html")
+    }
     css = files.joinpath("report.css").read_text(encoding="utf-8")
-    page = Template(files.joinpath(name).read_text(encoding="utf-8"))
+    page = Template(text["page.html"] + text[name] + "</body></html>\n")
     return page.substitute(css=css, **fields)
 
 
