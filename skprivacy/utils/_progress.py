@@ -84,22 +84,42 @@ class Progress:
         self._thread = None
 
     def elapsed(self):
-        """Return the seconds since the helper was created."""
+        """Return the seconds since the helper was created.
+
+        Returns
+        -------
+        seconds : float
+            Elapsed wall time.
+        """
         return time.monotonic() - self.t0
 
     @property
     def quiet(self):
-        """Whether nothing is written."""
+        """bool: Whether nothing is written."""
         return not (self.verbose and self.verbose > 0)
 
     # -- the protocol ------------------------------------------------------------
     def plan(self, total):
-        """Set the sum of the stage weights (before the first stage)."""
+        """Set the sum of the stage weights (before the first stage).
+
+        Parameters
+        ----------
+        total : float
+            The sum of the weights of every stage to come.
+        """
         with self._lock:
             self.total = float(max(total, 1e-12))
 
     def start(self, stage, weight=1.0):
-        """Begin a stage of expected relative cost ``weight``."""
+        """Begin a stage.
+
+        Parameters
+        ----------
+        stage : str
+            What the stage does, as shown.
+        weight : float, default=1.0
+            Its expected cost, in the units of :meth:`plan` (e.g. seconds).
+        """
         with self._lock:
             self.stage = stage
             self.stage_weight = float(weight)
@@ -115,7 +135,15 @@ class Progress:
         self._show(text)
 
     def message(self, text, *, timed=True):
-        """Write one line (with the elapsed time if ``timed``)."""
+        """Write one line.
+
+        Parameters
+        ----------
+        text : str
+            The line.
+        timed : bool, default=True
+            Before :meth:`plan`: append the elapsed seconds.
+        """
         if self.quiet:
             return
         if self.total is None:
