@@ -56,19 +56,9 @@ GENERATION_FIELDS = {
     "seeds": "generation seeds",
 }
 #: Scalar fields of a result entry shown as columns of ``AuditReport.summary``.
-_SUMMARY_COLUMNS = (
-    "method",
-    "title",
-    "kind",
-    "value",
-    "statistic",
-    "n_pairs",
-    "ceiling",
-    "at_ceiling",
-    "skipped",
-    "reason",
-    "says",
-    "does_not_say",
+_SUMMARY_COLUMNS = tuple(
+    "method title kind value statistic n_pairs ceiling at_ceiling skipped reason "
+    "says does_not_say".split()
 )
 
 

@@ -38,15 +38,6 @@ __all__ = ["ConditionsReport", "audit_conditions"]
 CONDITIONS_SCHEMA_VERSION = "1"
 
 
-def _epsilons(report):
-    """Return ``[(pairs column, label)]`` of the per-pair ε results that ran."""
-    return [
-        (e["epsilon_column"], e["epsilon_label"])
-        for e in report.results.values()
-        if not e["skipped"] and "epsilon_column" in e
-    ]
-
-
 def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     """Protocol whose per-pair ε methods all audit at least ``table_pairs`` pairs.
 
@@ -96,8 +87,14 @@ def _check_conditions(conditions):
     return out
 
 
-def _prefix(pairs, table_pairs):
-    return pairs[pairs["pair_rank"] < table_pairs]
+def _prefix_values(report, table_pairs):
+    """Return ``{label: per-pair ε on the prefix}`` of the ε results that ran."""
+    prefix = report.pairs[report.pairs["pair_rank"] < table_pairs]
+    return {
+        e["epsilon_label"]: prefix[e["epsilon_column"]].to_numpy(dtype=float)
+        for e in report.results.values()
+        if not e["skipped"] and e.get("epsilon_column") in prefix
+    }
 
 
 def table_i(reports, table_pairs=100):
@@ -119,31 +116,23 @@ def table_i(reports, table_pairs=100):
         per-pair ε method that ran, then ``"<method> max"``. A method that did
         not audit every pair of the prefix (skipped, not selected) has NaN.
     """
-    rows, medians, maxima = {}, {}, {}
+    rows, stats = {}, {"median": {}, "max": {}}
     for name, report in reports.items():
         prov = report.provenance
-        n_total = int(prov["n_pairs_total"])
-        n_prefix = min(table_pairs, n_total)
-        prefix = _prefix(report.pairs, table_pairs)
+        n_prefix = min(table_pairs, int(prov["n_pairs_total"]))
         rows[name] = {
             "n_rows": int(prov["n_rows_after"]),
             "n_identities": int(prov["n_identities_after"]),
             "n_pairs": n_prefix,
         }
-        for column, label in _epsilons(report):
-            values = prefix[column].to_numpy(dtype=float)
+        for label, values in _prefix_values(report, table_pairs).items():
             complete = len(values) == n_prefix and not np.isnan(values).any()
-            medians.setdefault(label, {})[name] = (
-                float(np.median(values)) if complete else math.nan
-            )
-            maxima.setdefault(label, {})[name] = (
-                float(np.max(values)) if complete else math.nan
-            )
+            for stat, f in (("median", np.median), ("max", np.max)):
+                value = float(f(values)) if complete else math.nan
+                stats[stat].setdefault(f"{label} {stat}", {})[name] = value
     table = pd.DataFrame.from_dict(rows, orient="index")
-    for label, values in medians.items():
-        table[f"{label} median"] = pd.Series(values, dtype=float)
-    for label, values in maxima.items():
-        table[f"{label} max"] = pd.Series(values, dtype=float)
+    for column, values in (*stats["median"].items(), *stats["max"].items()):
+        table[column] = pd.Series(values, dtype=float)
     table.index.name = "condition"
     return table
 
@@ -226,13 +215,11 @@ class ConditionsReport(SavedReport):
             medians and maxima are Table I).
         """
         out = {}
-        table_pairs = self.provenance["table_pairs"]
         for name, report in self.reports.items():
-            prefix = _prefix(report.pairs, table_pairs)
-            for column, label in _epsilons(report):
-                if f"{label} median" in self.table_i.columns and column in prefix:
-                    values = prefix[column].to_numpy(dtype=float)
-                    out.setdefault(label, {})[name] = values[~np.isnan(values)]
+            values = _prefix_values(report, self.provenance["table_pairs"])
+            for label, v in values.items():
+                if f"{label} median" in self.table_i.columns:
+                    out.setdefault(label, {})[name] = v[~np.isnan(v)]
         return out
 
     def to_html(self):
