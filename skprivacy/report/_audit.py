@@ -216,17 +216,27 @@ class AuditReport(SavedReport):
             ``run_id``, ``to_html()``); the fitted estimators are not saved.
         """
         path = Path(path)
-        summary = read_json(path / "summary.json", SCHEMA_VERSION)
         provenance = json.loads((path / "provenance.json").read_text("utf-8"))
+        return cls._from_saved(
+            read_json(path / "summary.json", SCHEMA_VERSION),
+            pd.read_csv(path / "pairs.csv"),
+            provenance,
+            html=(path / "report.html").read_text(encoding="utf-8"),
+        )
+
+    @classmethod
+    def _from_saved(cls, summary, pairs, provenance, *, figures=None, html=None):
+        provenance = dict(provenance)
         report = cls(
             results=summary["results"],
-            pairs=pd.read_csv(path / "pairs.csv"),
+            pairs=pairs,
             provenance=provenance,
-            run_id=provenance.pop("run_id"),
+            run_id=provenance.pop("run_id", summary["run_id"]),
             verdict=summary["verdict"],
             next_steps=summary["next_steps"],
+            figures=figures,
         )
-        report._html = (path / "report.html").read_text(encoding="utf-8")
+        report._html = html
         return report
 
 

@@ -295,16 +295,10 @@ class ConditionsReport(SavedReport):
             summary = restore_infinite(entry["summary"])
             part = raw.loc[raw["condition"] == entry["name"], entry["pairs_columns"]]
             pairs = pd.read_csv(io.StringIO(part.to_csv(index=False)))
-            report = AuditReport(
-                results=summary["results"],
-                pairs=pairs,
-                provenance=entry["provenance"],
-                run_id=summary["run_id"],
-                verdict=summary["verdict"],
-                next_steps=summary["next_steps"],
-                figures={k: tuple(v) for k, v in entry["figures"].items()},
+            figures = {k: tuple(v) for k, v in entry["figures"].items()}
+            reports[entry["name"]] = AuditReport._from_saved(
+                summary, pairs, entry["provenance"], figures=figures
             )
-            reports[entry["name"]] = report
         table = pd.read_csv(path / "table_i.csv", index_col="condition")
         table.index = table.index.astype(str)
         report = cls(

@@ -110,7 +110,8 @@ class Method:
 
     ``sizes``: protocol -> the settings it reads (:data:`PROTOCOLS` is their
     union). ``estimators(ctx)``: ``{result key: (unfitted estimator, pairs.csv
-    prefix)}``, fitted on the audit's rows and read through ``description_``;
+    prefix)}``, fitted on the audit's rows and read through ``description_``
+    (or ``describe(est, ctx)`` when the reading needs the data's sizes);
     their cost models plan the progress. ``run(ctx)``, for results composed
     from several fits, returns ``{result key: (fitted, AuditDescription,
     prefix)}`` instead; ``cost(ctx)`` adds seconds the estimators do not
@@ -125,6 +126,7 @@ class Method:
     title: str
     sizes: dict
     estimators: object = None
+    describe: object = None
     run: object = None
     cost: object = None
     kind: str = "point estimate"
@@ -141,7 +143,10 @@ class Method:
         out = {}
         for key, (est, prefix) in self.estimators(ctx).items():
             est.fit(ctx.X, ctx.y)
-            out[key] = (est, est.description_, prefix)
+            if self.describe is None:
+                out[key] = (est, est.description_, prefix)
+            else:
+                out[key] = (est, self.describe(est, ctx), prefix)
         return out
 
     def seconds(self, ctx):
@@ -295,22 +300,6 @@ def _mmdtv_cert(ctx):
     return MMDTVAuditor(
         n_pairs=s["mmdtv_certified_pairs"], confidence=s["confidence"], **_common(ctx)
     )
-
-
-def _run_certificate(ctx):
-    est = _certifier(ctx).fit(ctx.X, ctx.y)
-    return {"rocht_certificate": (est, describe_certificate(est), "cert_")}
-
-
-def _run_mmdtv_certificate(ctx):
-    est = _mmdtv_cert(ctx).fit(ctx.X, ctx.y)
-    return {"mmdtv_certificate": (est, describe_certificate(est), "mmdtv_")}
-
-
-def _run_permutation(ctx):
-    est = _permutation(ctx).fit(ctx.X, ctx.y)
-    described = describe_permutation(est, ctx.data.identities, ctx.counts)
-    return {"mmd_permutation_test": (est, described, "perm_")}
 
 
 # -- the permutation test and the split-half controls ----------------------------------
@@ -512,7 +501,7 @@ _DECLARED = (
             certificate_classifier=[_LR, _LR, "centroid"],
         ),
         estimators=lambda ctx: {"rocht_certificate": (_certifier(ctx), "cert_")},
-        run=_run_certificate,
+        describe=lambda est, ctx: describe_certificate(est),
         kind="certificate",
         epsilon_pairs="certificate_pairs",
         skip=_certificate_skip,
@@ -524,7 +513,7 @@ _DECLARED = (
         # the snapped bandwidth): the paper's prefix, not every pair.
         _sizes(mmdtv_certified_pairs=[100, 500, 500]),
         estimators=lambda ctx: {"mmdtv_certificate": (_mmdtv_cert(ctx), "mmdtv_")},
-        run=_run_mmdtv_certificate,
+        describe=lambda est, ctx: describe_certificate(est),
         kind="certificate",
         epsilon_pairs="mmdtv_certified_pairs",
         skip=_mmdtv_certificate_skip,
@@ -534,7 +523,9 @@ _DECLARED = (
         "MMD permutation test",
         _sizes(permutation_pairs=[20, 100, 100], n_permutations=[1000, 10_000, 10_000]),
         estimators=lambda ctx: {"mmd_permutation_test": (_permutation(ctx), "perm_")},
-        run=_run_permutation,
+        describe=lambda est, ctx: describe_permutation(
+            est, ctx.data.identities, ctx.counts
+        ),
         kind="hypothesis test",
         skip=_permutation_skip,
         figures=(
