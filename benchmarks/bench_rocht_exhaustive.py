@@ -1,15 +1,15 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Benchmark: ROC-HT and its certificates over every pair (issue 15).
+"""Benchmark: ROC-HT and its certificates over every pair.
 
 Data: ``make_identity_embeddings(N identities x 100 x 512, seed 0)`` (the
 paper-scale condition at N = 400: 79,800 pairs). Prints, from the same run:
 
-* the fast path: ``ROCHTAuditor(CentroidClassifier(), n_pairs=None)`` plus
+* the shared engine: ``ROCHTAuditor(CentroidClassifier(), n_pairs=None)`` plus
   ``ROCHTCertifier(CentroidClassifier(), n_pairs=None)`` (30% reserved test),
   input validation included, median of ``--repeats`` runs, ms per pair;
-* the baseline: the same classifier through the generic per-pair
-  ``cross_val_predict``-style path (``generic_path()``) on a ``--prefix``-pair
+* the baseline: the same classifier through the per-pair engine
+  (``solver="per_pair"``, ``cross_val_predict``-style) on a ``--prefix``-pair
   prefix of the same audits, ms per pair, and the per-pair speed ratio; also
   the default logistic regression on the same prefix (what the fast
   classifier replaces);
@@ -40,7 +40,6 @@ from skprivacy import (
     ROCHTAuditor,
     ROCHTCertifier,
 )
-from skprivacy.auditors._roc_fast import generic_path
 from skprivacy.datasets import make_identity_embeddings
 
 
@@ -77,9 +76,10 @@ class PeakRSS:
         self._thread.join()
 
 
-def both(clf, X, ids, n_pairs, n_jobs):
-    audit = ROCHTAuditor(clf, n_pairs=n_pairs, n_jobs=n_jobs).fit(X, ids)
-    cert = ROCHTCertifier(clf, n_pairs=n_pairs, n_jobs=n_jobs).fit(X, ids)
+def both(clf, X, ids, n_pairs, n_jobs, solver="auto"):
+    params = {"n_pairs": n_pairs, "n_jobs": n_jobs, "solver": solver}
+    audit = ROCHTAuditor(clf, **params).fit(X, ids)
+    cert = ROCHTCertifier(clf, **params).fit(X, ids)
     return audit, cert
 
 
@@ -130,10 +130,10 @@ def main():
             f"{audit.score():.3f}, max certificate {cert.score():.3f}, "
             f"{int((cert.results_['epsilon'] > 0).sum()):,} pairs certified > 0"
         )
-        with generic_path():
-            t_gen, (ga, gc) = timed(
-                lambda clf=clf: both(clf, X, ids, args.prefix, args.n_jobs), 1
-            )
+        t_gen, (ga, gc) = timed(
+            lambda clf=clf: both(clf, X, ids, args.prefix, args.n_jobs, "per_pair"),
+            1,
+        )
         per_gen = t_gen / args.prefix
         same_eps = np.array_equal(
             ga.results_["epsilon"].to_numpy(),
@@ -142,7 +142,7 @@ def main():
             .to_numpy(),
         )
         print(
-            f"baseline: {name} generic per-pair path, {args.prefix}-pair prefix: "
+            f"baseline: {name} per-pair engine, {args.prefix}-pair prefix: "
             f"{t_gen:.2f} s ({per_gen * 1e3:.2f} ms/pair); per-pair speed-up "
             f"{per_gen / per_fast:.0f}x; prefix eps identical to the fast run: "
             f"{same_eps}"

@@ -18,12 +18,12 @@ from skprivacy.auditors import (
     certified_epsilon_lb,
     clopper_pearson_bound,
 )
-from skprivacy.auditors._certify import select_threshold
 from skprivacy.auditors._certify_sim import (
     make_mechanism_data,
     run_soundness,
     true_pair_epsilon,
 )
+from skprivacy.auditors._roc_core import reserved_test_mask, select_threshold
 from skprivacy.datasets import make_identity_embeddings
 
 
@@ -170,7 +170,9 @@ def test_scoring_training_rows_is_refused():
     X, ids = _identical_distributions(60, 0)
     cert = ROCHTCertifier(KNeighborsClassifier(1), test_size=None).fit(X, ids)
     before = cert.n_seen_rows_dropped_
-    with pytest.raises(ValueError, match="120 of the 120 rows"):
+    with pytest.raises(
+        ValueError, match="120 of the 120 rows passed to certify/score copy"
+    ):
         cert.score(X, ids)
     with pytest.raises(ValueError, match="allow_seen_rows=True"):
         cert.certify(X[::3], ids[::3])
@@ -205,12 +207,11 @@ def test_allow_seen_rows_drops_them_and_certifies_zero():
 def test_reserved_test_rows_are_not_seen_rows():
     X, ids = make_identity_embeddings(4, 20, 16, random_state=3)
     cert = ROCHTCertifier(n_pairs=3, test_size=0.3).fit(X, ids)
-    assert cert.seen_row_hashes_.size == len(ids) - 4 * 6
-    from skprivacy.auditors._certify import reserved_test_mask
+    assert cert.seen_rows_.shape[0] == len(ids) - 4 * 6
     from skprivacy.utils import validate_identity_data
 
     data = validate_identity_data(cert, X, ids, reset=False)
-    test = reserved_test_mask(data, 0.3, 0)
+    test, _ = reserved_test_mask(data, 0.3, 0)
     # Re-certifying the reserved test of fit reproduces fit's certificates.
     table = cert.certify(X[test], ids[test])
     assert_allclose(table["epsilon"], cert.results_["epsilon"])

@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared-product fast path of ROC-HT and its certificates (issue 15)."""
+"""The shared-product engine of ROC-HT and its certificates against the per-pair one."""
 
 import joblib
 import numpy as np
@@ -18,7 +18,7 @@ from skprivacy import (
 )
 from skprivacy.auditors import certified_epsilon_lb
 from skprivacy.auditors._certify_sim import run_soundness
-from skprivacy.auditors._roc_fast import generic_path, plan_chunks
+from skprivacy.auditors._roc_fast import plan_chunks
 from skprivacy.datasets import make_identity_embeddings
 
 FAST = [CentroidClassifier(), PooledLDAClassifier()]
@@ -104,13 +104,17 @@ def _assert_same_audit(fast, slow):
             assert_array_equal(rf[col].to_numpy(), rs[col].to_numpy(), err_msg=col)
 
 
+N_PAIRS = [60, pytest.param(500, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("n_pairs", N_PAIRS)
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
-def test_auditor_fast_path_equals_generic_on_500_pairs(clf):
+def test_auditor_shared_engine_equals_per_pair(clf, n_pairs):
     X, ids = _uneven_data()
-    fast = ROCHTAuditor(clf, n_pairs=500).fit(X, ids)
-    with generic_path():
-        slow = ROCHTAuditor(clf, n_pairs=500).fit(X, ids)
-    assert len(fast.results_) == 500
+    fast = ROCHTAuditor(clf, n_pairs=n_pairs).fit(X, ids)
+    slow = ROCHTAuditor(clf, n_pairs=n_pairs, solver="per_pair").fit(X, ids)
+    assert (fast.solver_, slow.solver_) == ("shared", "per_pair")
+    assert len(fast.results_) == n_pairs
     assert fast.results_["n_a"].nunique() > 1  # several fold groups
     _assert_same_audit(fast, slow)
     assert fast.score() == slow.score()
@@ -136,15 +140,15 @@ def _assert_same_certificates(fast, slow):
     assert_array_equal(fast.train_counts_, slow.train_counts_)
 
 
+@pytest.mark.parametrize("n_pairs", N_PAIRS)
 @pytest.mark.parametrize("thresholds", ["train", 3])
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
-def test_certifier_fast_path_equals_generic_on_500_pairs(clf, thresholds):
+def test_certifier_shared_engine_equals_per_pair(clf, thresholds, n_pairs):
     X, ids = _uneven_data(seed=1)
-    params = {"n_pairs": 500, "thresholds": thresholds}
+    params = {"n_pairs": n_pairs, "thresholds": thresholds}
     fast = ROCHTCertifier(clf, **params).fit(X, ids)
-    with generic_path():
-        slow = ROCHTCertifier(clf, **params).fit(X, ids)
-    assert fast.n_certified_ == 500
+    slow = ROCHTCertifier(clf, solver="per_pair", **params).fit(X, ids)
+    assert fast.n_certified_ == n_pairs
     _assert_same_certificates(fast, slow)
     assert fast.score() == slow.score()
     r = fast.results_
@@ -155,7 +159,7 @@ def test_certifier_fast_path_equals_generic_on_500_pairs(clf, thresholds):
             r["n_pos"].to_numpy(),
             r["fp"].to_numpy(),
             r["n_neg"].to_numpy(),
-            n_comparisons=500 * (1 if thresholds == "train" else 3),
+            n_comparisons=n_pairs * (1 if thresholds == "train" else 3),
         ),
         rtol=0,
         atol=0,
@@ -163,13 +167,12 @@ def test_certifier_fast_path_equals_generic_on_500_pairs(clf, thresholds):
 
 
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
-def test_certifier_fast_path_held_out(clf):
+def test_certifier_shared_engine_held_out(clf):
     X, ids = _uneven_data(n_identities=12, n_samples=30, seed=2)
     train = np.arange(len(ids)) % 3 != 0
     params = {"n_pairs": None, "test_size": None}
     fast = ROCHTCertifier(clf, **params).fit(X[train], ids[train])
-    with generic_path():
-        slow = ROCHTCertifier(clf, **params).fit(X[train], ids[train])
+    slow = ROCHTCertifier(clf, solver="per_pair", **params).fit(X[train], ids[train])
     _assert_same_certificates(fast, slow)
     # The lazily built per-pair estimators certify like the generic ones.
     assert len(fast.estimators_) == len(slow.estimators_) == 66
@@ -184,7 +187,7 @@ def test_certifier_fast_path_held_out(clf):
         rtol=1e-9,
         atol=1e-12,
     )
-    with pytest.raises(ValueError, match="used to train"):
+    with pytest.raises(ValueError, match="copy a row used to train"):
         fast.score(X[train], ids[train])
 
 
@@ -192,8 +195,9 @@ def test_one_training_row_per_identity_uses_in_sample_scores():
     X, ids = make_identity_embeddings(5, 3, 6, noise=1.0, random_state=3)
     clf = CentroidClassifier()
     fast = ROCHTCertifier(clf, n_pairs=None, test_size=0.5).fit(X, ids)
-    with generic_path():
-        slow = ROCHTCertifier(clf, n_pairs=None, test_size=0.5).fit(X, ids)
+    slow = ROCHTCertifier(clf, n_pairs=None, test_size=0.5, solver="per_pair").fit(
+        X, ids
+    )
     assert (fast.train_counts_ == 1).all()
     _assert_same_certificates(fast, slow)
 
@@ -207,6 +211,7 @@ def dispatch_everything(monkeypatch):
     monkeypatch.setattr("skprivacy.auditors._roc_fast._MAX_CHUNK_PAIRS", 50)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_n_jobs_two_equals_one(clf, dispatch_everything):
     X, ids = _uneven_data(n_identities=25, seed=4)
@@ -216,6 +221,7 @@ def test_n_jobs_two_equals_one(clf, dispatch_everything):
         pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
+@pytest.mark.slow
 def test_dask_backend_identical(dispatch_everything):
     pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
@@ -249,9 +255,11 @@ def test_chunks_partition_and_bound_memory(monkeypatch):
     chunks = plan_chunks(keys, pairs, keys.max(1))
     assert_array_equal(np.sort(np.concatenate(chunks)), np.arange(len(pairs)))
     for c in chunks:
-        assert len(np.unique(keys[c], axis=0)) == 1  # one fold group per chunk
-        n_a, n_b = len(np.unique(pairs[c, 0])), len(np.unique(pairs[c, 1]))
-        assert len(c) == 1 or 2 * n_a * n_b * keys[c].max() <= 20_000
+        # Each group of a chunk (one key) has a bounded cross-product block.
+        for key in np.unique(keys[c], axis=0):
+            g = c[(keys[c] == key).all(axis=1)]
+            n_a, n_b = len(np.unique(pairs[g, 0])), len(np.unique(pairs[g, 1]))
+            assert len(g) == 1 or 2 * n_a * n_b * keys[g].max() <= 20_000
 
 
 # --------------------------------------------------------------- soundness
@@ -265,6 +273,7 @@ def test_chunks_partition_and_bound_memory(monkeypatch):
         ("laplace", 2.0, 2, 4),
     ],
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_soundness_with_fast_classifiers(
     clf, mechanism, epsilon, n_identities, thresholds

@@ -13,13 +13,7 @@ from skprivacy.auditors._ceilings import (
     rocht_certificate_ceiling,
     rocht_rows_needed,
 )
-from skprivacy.auditors._certify import (
-    ROCHTCertifier,
-    certifiable_epsilon_ceiling,
-    certified_epsilon_lb,
-    clopper_pearson_bound,
-    family_confidence,
-)
+from skprivacy.auditors._certify import ROCHTCertifier
 from skprivacy.auditors._controls import split_half_controls
 from skprivacy.auditors._description import AuditDescription, estimate_seconds
 from skprivacy.auditors._diagnostics import residual_gaussianity
@@ -28,9 +22,12 @@ from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
 from skprivacy.auditors._linear import CentroidClassifier, PooledLDAClassifier
 from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
 from skprivacy.auditors._planning import plan_audit, smallest_resolvable_far
-from skprivacy.auditors._roc import (
-    ROCHTAuditor,
-    compare_roc_audits,
+from skprivacy.auditors._roc import ROCHTAuditor, compare_roc_audits
+from skprivacy.auditors._roc_core import (
+    certifiable_epsilon_ceiling,
+    certified_epsilon_lb,
+    clopper_pearson_bound,
+    family_confidence,
     kov_epsilon,
     roc_operating_points,
 )

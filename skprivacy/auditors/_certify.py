@@ -2,26 +2,25 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Reserved-test ROC-HT certificates: simultaneous ε lower bounds with confidence.
 
-DESIGN.md "Reserved-test certificate". Per identity pair a classifier, its
-score direction and its threshold(s) are fixed on training rows only; on
-reserved test rows the true/false positives are counted, and exact
-Clopper–Pearson bounds on TPR and FPR give an ε lower bound through the
-Kairouz–Oh–Viswanath inequalities. A Bonferroni correction over every
-certified pair, both bounds and every pre-declared threshold makes the
-statement simultaneous: if every pair's mechanism is ε-DP, the probability
-that *any* certified lower bound exceeds its pair's true ε is at most
-``1 - confidence``.
+Per identity pair a classifier, its score direction and its threshold(s) are
+fixed on training rows only; on reserved test rows the true/false positives
+are counted, and exact Clopper–Pearson bounds on TPR and FPR give an ε lower
+bound through the Kairouz–Oh–Viswanath inequalities. A Bonferroni correction
+over every certified pair, both bounds and every pre-declared threshold makes
+the statement simultaneous: if every pair's mechanism is ε-DP, the
+probability that *any* certified lower bound exceeds its pair's true ε is at
+most ``1 - confidence``. The maths lives in
+:mod:`skprivacy.auditors._roc_core`; the two engines in
+:mod:`skprivacy.auditors._roc` (per pair) and
+:mod:`skprivacy.auditors._roc_fast` (shared products).
 """
 
-import hashlib
-import math
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
-from scipy.stats import beta
 from sklearn.base import clone
 from sklearn.metrics import auc
 
@@ -36,370 +35,64 @@ from skprivacy.auditors._description import describe_certifier
 from skprivacy.auditors._roc import (
     _check_classifier,
     _seeded,
-    n_folds_for,
     out_of_fold_scores,
     pair_fit_context,
     pair_rows,
     positive_scores,
+    resolve_solver,
+)
+from skprivacy.auditors._roc_core import (
+    alpha_per_bound,
+    certified_from_counts,
+    grid_thresholds,
+    n_folds_for,
+    reserved_test_mask,
     roc_operating_points,
+    select_threshold,
 )
 from skprivacy.auditors._roc_fast import (
     PairEstimators,
+    certify_held_out,
     certify_pairs,
-    fast_kind,
+    chunk_plan,
+    held_out_products,
     identity_means,
-    plan_chunks,
     shared_rows,
     with_shared_covariance,
 )
-from skprivacy.utils import IdentityData, validate_identity_data
+from skprivacy.utils import (
+    IdentityData,
+    duplicate_groups,
+    near_duplicates_of,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
     StrOptions,
     _fit_context,
     check_is_fitted,
-    validate_params,
 )
 from skprivacy.utils._threads import limit_blas_threads
 
-__all__ = [
-    "ROCHTCertifier",
-    "certifiable_epsilon_ceiling",
-    "certified_epsilon_lb",
-    "clopper_pearson_bound",
-    "family_confidence",
-]
+__all__ = ["ROCHTCertifier"]
 
-
-# --------------------------------------------------------------------- maths
-def clopper_pearson_bound(k, n, alpha, *, side="lower"):
-    """One-sided exact (Clopper–Pearson) confidence bound for a binomial rate.
-
-    Parameters
-    ----------
-    k : int or array-like of int
-        Successes.
-    n : int or array-like of int
-        Trials (``0 <= k <= n``, ``n >= 1``).
-    alpha : float or array-like
-        Error probability of the one-sided bound, in ``(0, 1)``.
-    side : {"lower", "upper"}, default="lower"
-        ``"lower"``: ``P(p < bound) <= alpha``; it is ``beta.ppf(alpha, k,
-        n - k + 1)``, and 0 when ``k = 0``. ``"upper"``: ``beta.ppf(1 - alpha,
-        k + 1, n - k)``, and 1 when ``k = n``.
-
-    Returns
-    -------
-    bound : float or ndarray
-        The bound (an array for array input).
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import clopper_pearson_bound
-    >>> round(clopper_pearson_bound(10, 10, 0.025), 4)  # 0.025 ** (1 / 10)
-    0.6915
-    >>> round(clopper_pearson_bound(0, 10, 0.025, side="upper"), 4)
-    0.3085
-    """
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    alpha = np.asarray(alpha, dtype=np.float64)
-    _check_counts(k, n, "k", "n")
-    if not np.all((alpha > 0) & (alpha < 1)):
-        raise ValueError(f"alpha must be in (0, 1); got {alpha.ravel()[:3].tolist()}.")
-    k, n, alpha = np.broadcast_arrays(k, n, alpha)
-    out = np.empty(k.shape)
-    if side == "lower":
-        edge = k == 0
-        out[edge] = 0.0
-        inner = ~edge
-        out[inner] = beta.ppf(alpha[inner], k[inner], n[inner] - k[inner] + 1)
-    elif side == "upper":
-        edge = k == n
-        out[edge] = 1.0
-        inner = ~edge
-        out[inner] = beta.ppf(1.0 - alpha[inner], k[inner] + 1, n[inner] - k[inner])
-    else:
-        raise ValueError(f"side must be 'lower' or 'upper'; got {side!r}.")
-    return float(out) if out.ndim == 0 else out
-
-
-def _check_counts(k, n, k_name, n_name):
-    # Name the offending argument: a bare "need 0 <= k <= n" does not say
-    # which of tp/n_pos/fp/n_neg the caller got wrong.
-    if not np.all(np.isfinite(n) & (n >= 1) & (n == np.round(n))):
-        raise ValueError(
-            f"{n_name} must hold whole counts >= 1; got {n.ravel()[:3].tolist()}."
-        )
-    if not np.all(np.isfinite(k) & (k >= 0) & (k == np.round(k))):
-        raise ValueError(
-            f"{k_name} must hold whole counts >= 0; got {k.ravel()[:3].tolist()}."
-        )
-    if np.any(k > n):
-        raise ValueError(
-            f"{k_name} cannot exceed {n_name} (a count of rows out of {n_name})."
-        )
-
-
-def _certified(tp, n_pos, fp, n_neg, alpha):
-    for k, n, k_name, n_name in (
-        (tp, n_pos, "tp", "n_pos"),
-        (fp, n_neg, "fp", "n_neg"),
-    ):
-        _check_counts(
-            np.asarray(k, dtype=np.float64),
-            np.asarray(n, dtype=np.float64),
-            k_name,
-            n_name,
-        )
-    # KOV at the worst case of the two one-sided bounds (each at level alpha).
-    tpr_lo = np.asarray(clopper_pearson_bound(tp, n_pos, alpha, side="lower"))
-    fpr_hi = np.asarray(clopper_pearson_bound(fp, n_neg, alpha, side="upper"))
-    with np.errstate(divide="ignore"):
-        e1 = np.log(tpr_lo) - np.log(fpr_hi)
-        e2 = np.log1p(-fpr_hi) - np.log1p(-tpr_lo)
-    eps = np.maximum(0.0, np.maximum(e1, e2))
-    return eps, tpr_lo, fpr_hi
-
-
-def _alpha_per_bound(confidence, n_comparisons):
-    return (1.0 - confidence) / (2.0 * n_comparisons)
-
-
-@validate_params(
-    {
-        "tp": ["array-like", Integral],
-        "n_pos": ["array-like", Integral],
-        "fp": ["array-like", Integral],
-        "n_neg": ["array-like", Integral],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "n_comparisons": [Interval(Integral, 1, None, closed="left")],
-        "return_bounds": ["boolean"],
-    },
-    prefer_skip_nested_validation=True,
+#: Columns of a certificate table after ``id_a``, ``id_b``.
+_CERT_COLUMNS = (
+    "epsilon",
+    "ceiling",
+    "tp",
+    "n_pos",
+    "fp",
+    "n_neg",
+    "tpr_lower",
+    "fpr_upper",
+    "threshold",
+    "direction",
+    "train_auc",
+    "n_train_a",
+    "n_train_b",
 )
-def certified_epsilon_lb(
-    tp, n_pos, fp, n_neg, *, confidence=0.95, n_comparisons=1, return_bounds=False
-):
-    """Certified ε lower bound from reserved-test counts of a fixed test.
-
-    The test (classifier, direction and threshold) must have been fixed
-    without looking at these counts. With ``alpha = (1 - confidence) /
-    (2 * n_comparisons)`` per bound, ``TPR_lo`` is the lower Clopper–Pearson
-    bound on TPR = P_B(test says B) and ``FPR_hi`` the upper bound on FPR =
-    P_A(test says B), and
-
-    ``ε_LB = max(0, log(TPR_lo / FPR_hi), log((1 - FPR_hi) / (1 - TPR_lo)))``.
-
-    If the mechanism is ε-DP, ``P(ε_LB > ε) <= 1 - confidence`` for each of
-    ``n_comparisons`` such tests simultaneously (Bonferroni).
-
-    Parameters
-    ----------
-    tp : int or array-like of int
-        Positives (rows of identity B) the test assigns to B.
-    n_pos : int or array-like of int
-        Positive rows in the reserved test.
-    fp : int or array-like of int
-        Negatives (rows of identity A) the test assigns to B.
-    n_neg : int or array-like of int
-        Negative rows in the reserved test.
-    confidence : float, default=0.95
-        Simultaneous confidence level.
-    n_comparisons : int, default=1
-        Number of tests certified together (pairs × pre-declared thresholds).
-    return_bounds : bool, default=False
-        Also return ``TPR_lo`` and ``FPR_hi``.
-
-    Returns
-    -------
-    epsilon_lb : float or ndarray
-        The certified lower bound (finite; 0 when nothing is certified).
-    tpr_lower, fpr_upper : float or ndarray
-        Only if ``return_bounds``.
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import certified_epsilon_lb
-    >>> certified_epsilon_lb(6, 6, 0, 6, n_comparisons=40)  # paper's CelebA case
-    0.0
-    >>> round(certified_epsilon_lb(30, 30, 0, 30, n_comparisons=40), 3)
-    1.277
-    """
-    alpha = _alpha_per_bound(confidence, n_comparisons)
-    eps, lo, hi = _certified(tp, n_pos, fp, n_neg, alpha)
-    if eps.ndim == 0:
-        eps, lo, hi = float(eps), float(lo), float(hi)
-    return (eps, lo, hi) if return_bounds else eps
-
-
-@validate_params(
-    {
-        "n_pos": ["array-like", Integral],
-        "n_neg": ["array-like", Integral],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "n_comparisons": [Interval(Integral, 1, None, closed="left")],
-    },
-    prefer_skip_nested_validation=True,
-)
-def certifiable_epsilon_ceiling(n_pos, n_neg, *, confidence=0.95, n_comparisons=1):
-    """Largest ε lower bound a reserved test of this size can certify.
-
-    The value a perfect classifier gets (``tp = n_pos``, ``fp = 0``):
-    ``log(a^(1/n_pos) / (1 - a^(1/n_neg)))`` with ``a = (1 - confidence) /
-    (2 n_comparisons)``. Report it next to certified values: a certificate at
-    the ceiling means "as separable as this test size can show".
-
-    Parameters
-    ----------
-    n_pos, n_neg : int or array-like of int
-        Reserved-test rows of the two identities.
-    confidence : float, default=0.95
-        Simultaneous confidence level.
-    n_comparisons : int, default=1
-        Pairs × pre-declared thresholds certified together.
-
-    Returns
-    -------
-    ceiling : float or ndarray
-        The certifiable ceiling.
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import certifiable_epsilon_ceiling
-    >>> round(certifiable_epsilon_ceiling(100, 100), 2)  # DESIGN.md: about 3.3
-    3.28
-    """
-    return certified_epsilon_lb(
-        n_pos, n_pos, 0, n_neg, confidence=confidence, n_comparisons=n_comparisons
-    )
-
-
-@validate_params(
-    {
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "n_candidates": [Interval(Integral, 1, None, closed="left")],
-    },
-    prefer_skip_nested_validation=True,
-)
-def family_confidence(confidence, n_candidates):
-    """Per-candidate confidence that keeps a family of certificates at ``confidence``.
-
-    Selecting the best of several certificates (a
-    :class:`~sklearn.model_selection.GridSearchCV` over ``G`` settings) or
-    averaging them (``F`` folds of
-    :func:`~sklearn.model_selection.cross_validate`) uses every candidate's
-    certificate, so the selected or averaged value holds only at the
-    family-wide level ``1 - n_candidates * (1 - c)`` when each candidate
-    was certified at confidence ``c`` (union bound). This returns the ``c``
-    that makes the family-wide level ``confidence``:
-    ``1 - (1 - confidence) / n_candidates``. Pass it as the ``confidence``
-    of every :class:`ROCHTCertifier` in the family.
-
-    Parameters
-    ----------
-    confidence : float in (0, 1)
-        The family-wide (simultaneous) confidence wanted.
-    n_candidates : int >= 1
-        Certificates in the family: ``G * F`` for a grid of ``G`` settings
-        scored on ``F`` folds.
-
-    Returns
-    -------
-    per_candidate : float
-        Confidence each candidate must be certified at.
-
-    Notes
-    -----
-    The union bound needs no independence between candidates (they share
-    rows). It is conservative: the family-wide error is at most
-    ``n_candidates * (1 - per_candidate) = 1 - confidence``.
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import family_confidence
-    >>> round(family_confidence(0.95, 4 * 5), 4)  # 4 settings x 5 folds
-    0.9975
-    """
-    return 1.0 - (1.0 - float(confidence)) / int(n_candidates)
-
-
-def row_hashes(X):
-    """BLAKE2b digests of the rows of a 2-D float64 array (exact content).
-
-    Two rows get the same digest exactly when their bytes are equal (up to
-    the 128-bit collision probability). Used to recognise rows that a
-    :class:`ROCHTCertifier` was trained on.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Validated rows.
-
-    Returns
-    -------
-    digests : ndarray of shape (n_samples,), dtype ``S16``
-        One digest per row.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skprivacy.auditors._certify import row_hashes
-    >>> h = row_hashes(np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]))
-    >>> bool(h[0] == h[2]), bool(h[0] == h[1])
-    (True, False)
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    # -0.0 and 0.0 are the same row for a classifier; so are all NaN payloads
-    # (validated rows hold no NaN, but be exact about what "same" means).
-    X = X + 0.0
-    return np.array(
-        [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in X],
-        dtype="S16",
-    ).reshape(X.shape[0])
-
-
-def select_threshold(y, scores, alpha):
-    """Pick the threshold with the best anticipated certificate on training scores.
-
-    Candidates are midpoints between consecutive distinct scores (region
-    ``score > t``). Each is rated by the certificate its *training* counts would
-    give at the per-bound level ``alpha`` (a proxy for what the reserved test
-    will show), then by Youden's ``TPR - FPR``; among equally rated candidates
-    the middle one is taken (the centre of a separating gap).
-
-    Returns
-    -------
-    threshold : float
-    anticipated : float
-        The anticipated certificate on the training scores.
-    """
-    fpr, tpr, thr = roc_operating_points(y, scores)
-    n_pos = int(np.sum(y == 1))
-    n_neg = y.shape[0] - n_pos
-    if thr.shape[0] <= 2:  # one distinct score: no informative cut exists
-        return float(thr[-1]), 0.0
-    # Cut k (1 <= k < last) admits the scores >= thr[k]: threshold between
-    # thr[k] and the next lower distinct score.
-    cuts = np.arange(1, thr.shape[0] - 1)
-    t = (thr[cuts] + thr[cuts + 1]) / 2.0
-    tp = np.rint(tpr[cuts] * n_pos)
-    fp = np.rint(fpr[cuts] * n_neg)
-    eps, _, _ = _certified(tp, n_pos, fp, n_neg, alpha)
-    youden = tpr[cuts] - fpr[cuts]
-    best = eps == eps.max()
-    best &= youden == youden[best].max()
-    idx = np.flatnonzero(best)
-    k = idx[(len(idx) - 1) // 2]
-    return float(t[k]), float(eps[k])
-
-
-def _grid_thresholds(scores, m):
-    # Pre-declared set: m quantiles of the training scores, fixed before the
-    # reserved test is looked at.
-    levels = np.arange(1, m + 1) / (m + 1)
-    return np.quantile(scores, levels)
 
 
 # ---------------------------------------------------------------- pair work
@@ -428,27 +121,14 @@ def _train_pairs(clf, cv, thresholds, alpha, data, state, pairs, context):
                 t, _ = select_threshold(y, s, alpha)
                 t = np.array([t])
             else:
-                t = _grid_thresholds(s, thresholds)
+                t = grid_thresholds(s, thresholds)
             out.append((estimator, t, direction, train_auc, na, nb))
     return out
 
 
-def _fast_certify_chunk(
-    Z_train, train_index, Z_test, test_index, pairs, cv, seed, thresholds, a1, a2
-):
+def _shared_train_chunk(Z_train, train_index, pairs, cv, seed, thresholds, alpha):
     with limit_blas_threads():
-        return certify_pairs(
-            Z_train,
-            train_index,
-            Z_test,
-            test_index,
-            pairs,
-            cv,
-            seed,
-            thresholds,
-            a1,
-            a2,
-        )
+        return certify_pairs(Z_train, train_index, pairs, cv, seed, thresholds, alpha)
 
 
 def _subset(data, mask):
@@ -464,19 +144,13 @@ def _subset(data, mask):
     )
 
 
-def reserved_test_mask(data, test_size, seed):
-    """Stratified, seeded reserved-test rows: ``ceil(test_size * n)`` per identity.
-
-    Every identity keeps at least one training and one test row.
-    """
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31,)))
-    order, starts = data.order()
-    mask = np.zeros(data.X.shape[0], dtype=bool)
-    for i in range(data.n_identities):
-        rows = order[starts[i] : starts[i + 1]]
-        n_test = min(max(math.ceil(test_size * len(rows)), 1), len(rows) - 1)
-        mask[rng.permutation(rows)[:n_test]] = True
-    return mask
+def _first_of_groups(groups):
+    """Rows to count: those outside every duplicate group and each group's first."""
+    keep = groups < 0
+    grouped = np.flatnonzero(~keep)
+    _, first = np.unique(groups[grouped], return_index=True)
+    keep[grouped[first]] = True
+    return keep
 
 
 # -------------------------------------------------------------------- estimator
@@ -494,24 +168,25 @@ class ROCHTCertifier(BasePairAuditor):
     ``ε_LB = max(0, log(TPR_lo / FPR_hi), log((1 - FPR_hi) / (1 - TPR_lo)))``.
 
     Each bound has level ``(1 - confidence) / (2 K m)``, where ``K`` is the
-    number of pairs actually certified (or the declared ``n_comparisons``)
-    and ``m`` the number of pre-declared
-    thresholds, so with probability at least ``confidence`` **every** reported
-    ε_LB is below its pair's true ε. This is a certificate, not a point
-    estimate.
+    family size fixed in :meth:`fit` (``n_comparisons_``: the declared
+    ``n_comparisons``, or the number of fitted pairs) and ``m`` the number of
+    pre-declared thresholds, so with probability at least ``confidence``
+    **every** reported ε_LB is below its pair's true ε. This is a
+    certificate, not a point estimate.
 
     Two ways to use it:
 
     * **Reserved test inside the data** (``test_size`` a float, the default):
-      ``fit(X, y)`` splits every identity's rows (stratified, seeded) into
-      train and reserved test, trains on the former and certifies on the
-      latter; ``score()`` returns the largest certified ε_LB.
+      ``fit(X, y)`` splits every identity's rows (stratified, seeded, every
+      group of duplicate rows on one side) into train and reserved test,
+      trains on the former and certifies on the latter; ``score()`` returns
+      the largest certified ε_LB.
     * **scikit-learn shape** (any ``test_size``; use ``test_size=None`` to
       train on all of ``X_train``): ``fit(X_train, y_train)`` then
       ``score(X_test, y_test)`` certifies on held-out data and returns the
       largest simultaneous ε_LB; :meth:`certify` returns the per-pair table.
-      Rows the tests were trained on are refused (``ValueError``) unless
-      ``allow_seen_rows=True`` drops them.
+      Held-out rows that copy a training row (exactly or nearly: see
+      ``allow_seen_rows``) are refused.
 
     Parameters
     ----------
@@ -521,20 +196,20 @@ class ROCHTCertifier(BasePairAuditor):
         max_iter=1000)``. A ``random_state=None`` is replaced by a per-pair
         seed derived from ``random_state``. A
         :class:`~skprivacy.CentroidClassifier` or
-        :class:`~skprivacy.PooledLDAClassifier` takes the shared-product fast
-        path (same folds, thresholds and certificates as the generic path);
-        its ``estimators_`` are built on access.
+        :class:`~skprivacy.PooledLDAClassifier` can take the shared-product
+        engine (see ``solver``); its ``estimators_`` are then built on access.
     cv : int, default=5
         Folds of the out-of-fold scores on the training rows that fix the
         direction and threshold(s) (fewer if an identity has fewer training
         rows; in-sample scores if it has one).
     test_size : float in (0, 1) or None, default=0.3
         Fraction of each identity's rows reserved for the test in ``fit``
-        (``ceil``; at least one train and one test row). ``None``: train on
-        everything and certify only through ``score(X_test, y_test)``.
+        (``ceil``; at least one train and one test row; approximately when
+        duplicate groups must stay whole). ``None``: train on everything and
+        certify only through ``score(X_test, y_test)``.
     confidence : float in (0, 1), default=0.95
-        Simultaneous confidence over all certified pairs, both bounds and all
-        thresholds.
+        Simultaneous confidence over all pairs of the family, both bounds and
+        all thresholds.
     thresholds : "train" or int >= 2, default="train"
         ``"train"``: one threshold per pair, chosen on the training rows (the
         out-of-fold cut with the best anticipated certificate). An int ``m``:
@@ -542,22 +217,34 @@ class ROCHTCertifier(BasePairAuditor):
         training out-of-fold scores at levels ``1/(m+1), ..., m/(m+1)``); the
         best one on the reserved test is reported and the search is paid for
         with ``m`` in the Bonferroni correction.
+    solver : {"auto", "shared", "per_pair"}, default="auto"
+        The engine, as in :class:`ROCHTAuditor`: ``"shared"`` (only for
+        :class:`~skprivacy.CentroidClassifier` and
+        :class:`~skprivacy.PooledLDAClassifier`) trains every pair's test and
+        counts every held-out row from products shared by all pairs;
+        ``"per_pair"`` fits and scores each pair's classifier; ``"auto"``
+        takes ``"shared"`` when the classifier has it. Same certificates.
     n_pairs : int or None, default=200
-        Pairs of the seeded pair ordering to certify (``None``: all). Ignored
+        Pairs of the seeded pair ordering to train (``None``: all). Ignored
         when ``pairs`` is given.
     pairs : sequence of (id_a, id_b) or None, default=None
-        Certify exactly these identity pairs (labels as in ``y``; ``id_b`` is
+        Train exactly these identity pairs (labels as in ``y``; ``id_b`` is
         the positive class) instead of a prefix of the seeded ordering, e.g. a
         paper's selected pairs.
+    select_top : int or None, default=None
+        Keep only the ``select_top`` trained pairs with the highest training
+        AUC (out-of-fold, on training rows, in the fixed direction) and
+        certify those: the selection uses training rows only, so the family
+        is the selected pairs and ``K = select_top``. ``None``: every trained
+        pair is in the family.
     n_comparisons : int or None, default=None
-        ``K`` of the Bonferroni correction. ``None``: the number of pairs
-        actually certified. An int declares a larger family (e.g. 20
-        selected pairs reported under the 40-pair correction shared with
-        other conditions); it must be at least the number of pairs certified
-        (``ValueError`` otherwise) and, for the guarantee to hold, **fixed
-        before the test data are seen**, as must ``pairs``: choosing pairs or
-        ``K`` after looking at certificates makes the selection part of the
-        family.
+        ``K`` of the Bonferroni correction, fixed in ``fit``. ``None``: the
+        number of pairs in the family (fitted, after ``select_top``). An int
+        declares a larger family (e.g. 20 selected pairs reported under the
+        40-pair correction shared with other conditions); it must be at least
+        the number of pairs in the family (``ValueError`` otherwise) and, for
+        the guarantee to hold, **fixed before the test data are seen**, as
+        must ``pairs``.
     random_state : int, RandomState instance or None, default=0
         Seeds the pair ordering, the reserved-test split and the folds.
     n_jobs : int or None, default=None
@@ -577,26 +264,39 @@ class ROCHTCertifier(BasePairAuditor):
     n_certified_ : int
         Pairs certified in ``fit`` (0 when ``test_size=None``).
     n_comparisons_ : int
-        ``K`` used in ``fit``: ``n_comparisons``, or ``n_certified_`` when it
-        is None (the fitted pairs when ``test_size=None``).
+        ``K``, fixed in ``fit``: ``n_comparisons``, or the number of pairs in
+        the family (``len(pairs_)``). Every later :meth:`certify` or
+        :meth:`score`, on any subset of the pairs, certifies at this ``K``.
+    n_candidate_pairs_ : int
+        Pairs trained before ``select_top`` (``len(pairs_)`` without it).
     alpha_per_bound_ : float
-        ``(1 - confidence) / (2 K m)`` used in ``fit``.
+        ``(1 - confidence) / (2 K m)``.
     ceiling_ : float
         Largest ``ceiling`` over the pairs.
     estimators_ : sequence of estimators
         The fitted per-pair classifiers, aligned with ``pairs_`` (a list; on
-        the fast path a sequence that builds each one on access).
+        the shared engine a sequence that builds each one on access).
     thresholds_ : ndarray of shape (n_pairs, m)
         Pre-declared thresholds per pair (on ``direction * score``).
     directions_ : ndarray of shape (n_pairs,)
         Score direction per pair.
-    seen_row_hashes_ : ndarray of dtype ``S16``
-        Sorted digests (:func:`row_hashes`) of the validated rows the per-pair
-        tests were trained on; :meth:`certify` and :meth:`score` refuse such
-        rows.
+    seen_rows_ : ndarray of shape (n_train_rows, n_features), dtype float32
+        The validated (L2-normalised) rows the per-pair tests were trained on;
+        :meth:`certify` and :meth:`score` refuse held-out rows that
+        near-duplicate one of them.
     n_seen_rows_dropped_ : int
-        Rows seen in fit that the last ``certify``/``score`` call with
-        ``allow_seen_rows=True`` dropped (0 after ``fit``).
+        Held-out rows that the last ``certify``/``score`` call with
+        ``allow_seen_rows=True`` dropped as copies of training rows (0 after
+        ``fit``).
+    n_duplicate_groups_ : int
+        Groups of duplicate rows among the fitted rows
+        (:func:`~skprivacy.utils.duplicate_groups`), each kept on one side of
+        the reserved-test split.
+    n_test_duplicates_dropped_ : int
+        Reserved-test rows not counted because they duplicate another
+        reserved-test row (each duplicate group is counted once).
+    solver_ : {"shared", "per_pair"}
+        The engine that ran.
     pairs_, identities_, drop_report_, summary_kind_, guarantee_, \
 pair_details_, n_features_in_, feature_names_in_ :
         See :class:`~skprivacy.auditors.BasePairAuditor`.
@@ -606,16 +306,41 @@ pair_details_, n_features_in_, feature_names_in_ :
     ROCHTAuditor : The out-of-fold point estimate.
     certified_epsilon_lb : The bound from counts.
     certifiable_epsilon_ceiling : The best a test of a given size can do.
+    family_confidence : The per-certificate confidence of a family.
 
     Notes
     -----
-    Soundness rests on three facts: the classifier, direction and thresholds
-    depend on training rows only; the reserved-test rows are independent draws
-    from the two identities' distributions; and Clopper–Pearson bounds are
-    exact. The union bound then needs no independence between pairs (an
-    identity's test rows are reused by all of its pairs). The
-    ``benchmarks/soundness.py`` simulation checks the guarantee on mechanisms
-    with known ε.
+    Soundness rests on four facts: the classifier, direction and thresholds
+    depend on training rows only; the reserved-test rows are independent
+    draws from the two identities' distributions; the family of ``K`` pairs
+    is fixed before any reserved-test row is looked at; and Clopper–Pearson
+    bounds are exact. The union bound then needs no independence between
+    pairs (an identity's test rows are reused by all of its pairs).
+
+    Copies break the second fact. A row and its duplicate (exact, recast,
+    rescaled, rounded or slightly perturbed: cosine distance at most
+    :data:`~skprivacy.utils.DUPLICATE_TOL`) are not independent draws: one
+    on each side of the split lets a memorising classifier (1-NN) certify
+    any pair, and two in the test count one draw twice. So the split keeps
+    every duplicate group on one side, a group in the test is counted once,
+    and held-out rows that copy a training row are refused.
+
+    Choosing which pairs to report breaks the third fact unless the choice
+    uses training rows only. ``select_top`` ranks by training AUC and
+    certifies the chosen pairs at ``K = select_top``: sound. The
+    **reserved-row trap** is to look at the reserved rows first: picking the
+    pair with the largest certificate on the reserved test (or on held-out
+    data), then certifying that pair alone at ``K = 1`` — with a fresh
+    certifier, or by passing only that pair's rows to :meth:`certify`. The
+    selection then used the test rows, and the family it was chosen from
+    had ``K`` members: false certificates far above ``1 - confidence``. This
+    estimator certifies every later call at the ``K`` fixed in ``fit``;
+    a new certifier fitted for a pair chosen on reserved rows must be given
+    ``n_comparisons`` equal to the family the choice was made from.
+
+    Reporting the larger of several certificates (e.g. of ROC-HT and of the
+    MMD-TV certificate) is such a choice too: issue each at
+    :func:`family_confidence` ``(confidence, n_certificates)``.
 
     Examples
     --------
@@ -640,7 +365,9 @@ pair_details_, n_features_in_, feature_names_in_ :
             StrOptions({"train"}),
             Interval(Integral, 2, None, closed="left"),
         ],
+        "solver": [StrOptions({"auto", "shared", "per_pair"})],
         "pairs": ["array-like", None],
+        "select_top": [Interval(Integral, 1, None, closed="left"), None],
         "n_comparisons": [Interval(Integral, 1, None, closed="left"), None],
     }
 
@@ -652,8 +379,10 @@ pair_details_, n_features_in_, feature_names_in_ :
         test_size=0.3,
         confidence=0.95,
         thresholds="train",
+        solver="auto",
         n_pairs=200,
         pairs=None,
+        select_top=None,
         n_comparisons=None,
         random_state=0,
         n_jobs=None,
@@ -663,8 +392,10 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.test_size = test_size
         self.confidence = confidence
         self.thresholds = thresholds
+        self.solver = solver
         self.n_pairs = n_pairs
         self.pairs = pairs
+        self.select_top = select_top
         self.n_comparisons = n_comparisons
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -672,20 +403,20 @@ pair_details_, n_features_in_, feature_names_in_ :
     def _n_thresholds(self):
         return 1 if self.thresholds == "train" else int(self.thresholds)
 
-    def _family_size(self, n_certified):
-        """``K`` of the Bonferroni correction: declared, or the pairs certified."""
+    def _family_size(self, n_family):
+        """``K`` of the Bonferroni correction: declared, or the family's pairs."""
         if self.n_comparisons is None:
-            return int(n_certified)
-        if self.n_comparisons < n_certified:
+            return int(n_family)
+        if self.n_comparisons < n_family:
             raise ValueError(
                 f"n_comparisons={self.n_comparisons} is smaller than the "
-                f"{n_certified} pairs certified; the declared family must contain "
+                f"{n_family} pairs certified; the declared family must contain "
                 "every certified pair."
             )
         return int(self.n_comparisons)
 
     def _fit_pairs(self, data):
-        """Identity codes of the pairs to certify (``pairs`` or the protocol)."""
+        """Identity codes of the pairs to train (``pairs`` or the protocol)."""
         if self.pairs is None:
             return BasePairAuditor._protocol_pairs(self, data, self.random_state)
         try:
@@ -729,10 +460,7 @@ pair_details_, n_features_in_, feature_names_in_ :
                 "ROCHTAuditor)."
             )
         # Map each pair of `data` (by labels) to its fitted classifier.
-        index = {
-            (la, lb): i
-            for i, (la, lb) in enumerate(self.identities_[self.pairs_].tolist())
-        }
+        index = self._pair_index()
         labels = data.identities[pairs].tolist()
         models = {}
         for (a, b), (la, lb) in zip(pairs.tolist(), labels):
@@ -748,27 +476,12 @@ pair_details_, n_features_in_, feature_names_in_ :
         return {"order": data.order(), "models": models}
 
     def _audit_pairs(self, data, pairs, context):
-        m = self._n_thresholds()
-        k_family = self._family_size(context.n_pairs_total)
-        alpha = _alpha_per_bound(self.confidence, k_family * m)
-        cols = {
-            k: []
-            for k in (
-                "epsilon",
-                "ceiling",
-                "tp",
-                "n_pos",
-                "fp",
-                "n_neg",
-                "tpr_lower",
-                "fpr_upper",
-                "threshold",
-                "direction",
-                "train_auc",
-                "n_train_a",
-                "n_train_b",
-            )
-        }
+        # The family size was fixed in fit: a subset of the pairs (even one
+        # pair's rows) is certified at that K, never fewer.
+        alpha = alpha_per_bound(
+            self.confidence, self.n_comparisons_ * self._n_thresholds()
+        )
+        cols = {k: [] for k in _CERT_COLUMNS}
         models, order = context.state["models"], context.state["order"]
         with pair_fit_context():
             for a, b in pairs.tolist():
@@ -780,9 +493,9 @@ pair_details_, n_features_in_, feature_names_in_ :
                 tp = (above & pos).sum(axis=1)
                 fp = (above & ~pos).sum(axis=1)
                 n_pos, n_neg = int(pos.sum()), int((~pos).sum())
-                eps, lo, hi = _certified(tp, n_pos, fp, n_neg, alpha)
+                eps, lo, hi = certified_from_counts(tp, n_pos, fp, n_neg, alpha)
                 j = int(np.argmax(eps))
-                ceiling = _certified(n_pos, n_pos, 0, n_neg, alpha)[0]
+                ceiling = certified_from_counts(n_pos, n_pos, 0, n_neg, alpha)[0]
                 for key, val in (
                     ("epsilon", eps[j]),
                     ("ceiling", float(ceiling)),
@@ -801,28 +514,83 @@ pair_details_, n_features_in_, feature_names_in_ :
                     cols[key].append(val)
         return {k: np.asarray(v) for k, v in cols.items()}
 
-    def _audit(self, data, random_state):
-        # Certify held-out `data` with the fitted per-pair tests: every fitted
-        # pair whose two identities are present, in the fitted orientation.
-        # Identities with no row left (after dropping seen rows) are absent.
+    def _pair_index(self):
+        return {
+            (la, lb): i
+            for i, (la, lb) in enumerate(self.identities_[self.pairs_].tolist())
+        }
+
+    def _present_pairs(self, data):
+        """Fitted pairs whose two identities have rows in ``data`` (its codes)."""
         code_of = {
             label: c
             for c, label in enumerate(data.identities.tolist())
             if data.counts[c] > 0
         }
-        pairs = [
-            (code_of[la], code_of[lb])
-            for la, lb in self.identities_[self.pairs_].tolist()
-            if la in code_of and lb in code_of
-        ]
-        if not pairs:
+        return np.asarray(
+            [
+                (code_of[la], code_of[lb])
+                for la, lb in self.identities_[self.pairs_].tolist()
+                if la in code_of and lb in code_of
+            ],
+            dtype=np.intp,
+        ).reshape(-1, 2)
+
+    def _audit(self, data, random_state):
+        # Certify held-out `data` with the fitted per-pair tests: every fitted
+        # pair whose two identities are present, in the fitted orientation.
+        pairs = self._present_pairs(data)
+        if not len(pairs):
             raise ValueError(
                 "None of the fitted identity pairs has both identities in the "
                 "held-out data; nothing can be certified."
             )
-        pairs = np.asarray(pairs, dtype=np.intp)
-        results, details = self._audit_table(data, pairs, _entropy(random_state))
-        return pairs, results, details
+        if self.solver_ == "shared":
+            results = self._certify_shared(data, pairs)
+        else:
+            results, _ = self._audit_table(data, pairs, _entropy(random_state))
+        return pairs, results, {}
+
+    def _certify_shared(self, data, pairs):
+        """Certificates of the held-out ``data`` through shared products."""
+        index = self._pair_index()
+        fitted = np.asarray(
+            [index[tuple(p)] for p in data.identities[pairs].tolist()], dtype=np.intp
+        )
+        estimators = self.estimators_
+        Z = shared_rows(estimators.template, data.X)
+        alpha = alpha_per_bound(
+            self.confidence, self.n_comparisons_ * self._n_thresholds()
+        )
+        # The held-out identities are coded like the fitted ones: map the
+        # training means onto the held-out codes.
+        # (identities never fitted belong to no pair: any row of means does).
+        code_of = {label: c for c, label in enumerate(self.identities_.tolist())}
+        fit_codes = np.asarray(
+            [code_of.get(label, 0) for label in data.identities.tolist()], dtype=np.intp
+        )
+        with limit_blas_threads():
+            T, sq = held_out_products(Z, estimators.means[fit_codes])
+            cols = certify_held_out(
+                T,
+                sq,
+                data.order(),
+                pairs,
+                self.directions_[fitted],
+                self.thresholds_[fitted],
+                alpha,
+            )
+        cols.update(
+            direction=self.directions_[fitted],
+            train_auc=self.train_auc_[fitted],
+            n_train_a=self.train_counts_[fitted, 0],
+            n_train_b=self.train_counts_[fitted, 1],
+        )
+        head = {
+            "id_a": data.identities[pairs[:, 0]],
+            "id_b": data.identities[pairs[:, 1]],
+        }
+        return pd.DataFrame({**head, **{k: cols[k] for k in _CERT_COLUMNS}})
 
     def _validate_test(self, X, y):
         # Held-out data: one row per identity is enough to be counted.
@@ -849,28 +617,73 @@ pair_details_, n_features_in_, feature_names_in_ :
             The fitted certifier.
         """
         clf = _check_classifier(self.classifier, type(self).__name__)
+        solver = resolve_solver(self.solver, clf, type(self).__name__)
         data = self._validate(X, y, reset=True)
-        pairs = self._fit_pairs(data)
+        candidates = self._fit_pairs(data)
+        n_family = len(candidates)
+        if self.select_top is not None:
+            n_family = min(int(self.select_top), n_family)
+        n_comparisons = self._family_size(n_family)
         seed = _entropy(self.random_state)
         m = self._n_thresholds()
-        alpha = _alpha_per_bound(self.confidence, self._family_size(len(pairs)) * m)
+        alpha = alpha_per_bound(self.confidence, n_comparisons * m)
         if self.test_size is not None:
-            test_mask = reserved_test_mask(data, self.test_size, seed)
+            test_mask, groups = reserved_test_mask(data, self.test_size, seed)
             train = _subset(data, ~test_mask)
+            counted = test_mask & _first_of_groups(groups)
+            test = _subset(data, counted)
+            self.n_test_duplicates_dropped_ = int(test_mask.sum() - counted.sum())
+            self.n_duplicate_groups_ = int(groups.max() + 1) if groups.size else 0
         else:
-            test_mask, train = None, data
+            groups, counts = duplicate_groups(data.X)
+            train, test = data, None
+            self.n_test_duplicates_dropped_ = 0
+            self.n_duplicate_groups_ = counts["n_groups"]
         # An LDA whitens by the pooled covariance of the training rows only.
         clf = with_shared_covariance(clf, train.X, train.codes, train.n_identities)
+        self.solver_ = solver
         self.identities_ = data.identities
         self.drop_report_ = data.drop_report
-        self.pairs_ = pairs
         # The rows the per-pair tests were trained on: certify/score refuse
-        # them (a certificate from training rows is no certificate).
-        self.seen_row_hashes_ = np.unique(row_hashes(train.X))
+        # held-out copies of them (a certificate from training rows is no
+        # certificate).
+        self.seen_rows_ = train.X.astype(np.float32)
         self.n_seen_rows_dropped_ = 0
-        if fast_kind(clf) is not None:
-            test = _subset(data, test_mask) if test_mask is not None else None
-            return self._fit_fast(clf, train, test, pairs, seed, alpha)
+        if solver == "shared":
+            self._train_shared(clf, train, candidates, seed, alpha)
+        else:
+            self._train_per_pair(clf, train, candidates, seed, alpha)
+        self.n_candidate_pairs_ = len(candidates)
+        self._select(n_family)
+        self.n_comparisons_ = n_comparisons
+        self.summary_kind_ = self._summary_kind()
+        self.guarantee_ = self._guarantee_kind()
+        self.pair_details_ = {}
+        if test is not None and not len(self._present_pairs(test)):
+            warnings.warn(
+                "No fitted pair has reserved-test rows of both identities (every "
+                "identity's rows are copies of one another, or too few); nothing "
+                "is certified.",
+                UserWarning,
+                stacklevel=2,
+            )
+            results = self._empty_table()
+            self.n_certified_ = 0
+            self.alpha_per_bound_ = alpha
+            self.summary_ = 0.0
+            self.ceiling_ = 0.0
+        elif test is not None:
+            _, results, _ = self._audit(test, self.random_state)
+            self.n_certified_ = len(results)
+            self.alpha_per_bound_ = alpha
+            self.summary_ = float(results["epsilon"].max())
+            self.ceiling_ = float(results["ceiling"].max())
+        else:
+            results = self._untested_results()
+        self.results_ = results
+        return self
+
+    def _train_per_pair(self, clf, train, pairs, seed, alpha):
         state = train.order()
         context = PairAuditContext(n_pairs_total=len(pairs), seed=seed)
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(train, pairs)]
@@ -884,38 +697,69 @@ pair_details_, n_features_in_, feature_names_in_ :
         for c, out in zip(chunks, outs):
             for i, item in zip(c.tolist(), out):
                 fitted[i] = item
+        self.pairs_ = pairs
         self.estimators_ = [f[0] for f in fitted]
         self.thresholds_ = np.vstack([f[1] for f in fitted])
         self.directions_ = np.array([f[2] for f in fitted], dtype=np.intp)
         self.train_auc_ = np.array([f[3] for f in fitted])
         self.train_counts_ = np.array([[f[4], f[5]] for f in fitted], dtype=np.intp)
-        self.summary_kind_ = self._summary_kind()
-        self.guarantee_ = self._guarantee_kind()
-        self.pair_details_ = {}
-        if test_mask is not None:
-            test = _subset(data, test_mask)
-            _, results, _ = self._audit(test, self.random_state)
-            self.n_certified_ = len(results)
-            self.n_comparisons_ = self._family_size(self.n_certified_)
-            self.alpha_per_bound_ = _alpha_per_bound(
-                self.confidence, self.n_comparisons_ * m
-            )
-            self.summary_ = float(results["epsilon"].max())
-            self.ceiling_ = float(results["ceiling"].max())
+
+    def _train_shared(self, clf, train, pairs, seed, alpha):
+        Z_train = shared_rows(clf, train.X)
+        order_tr, starts_tr = train.order()
+        train_index = (order_tr, starts_tr, train.counts)
+        chunks = chunk_plan(train.counts, pairs, self.cv)
+        seconds = float(train.counts[pairs].sum()) * 8.0 * Z_train.shape[1] / FLOP_RATE
+        settings = (self.cv, seed, self.thresholds, alpha)
+        if effective_n_jobs(self.n_jobs) == 1 or seconds < _IN_PROCESS_SECONDS:
+            outs = [
+                _shared_train_chunk(Z_train, train_index, pairs[c], *settings)
+                for c in chunks
+            ]
         else:
-            results = self._untested_results(pairs)
-        self.results_ = results
-        return self
+            outs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_shared_train_chunk)(Z_train, train_index, pairs[c], *settings)
+                for c in chunks
+            )
+        order = np.concatenate(chunks)
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        cols = {k: np.concatenate([o[k] for o in outs])[inverse] for k in outs[0]}
+        means = identity_means(Z_train, order_tr, starts_tr)
+        self.pairs_ = pairs
+        self.estimators_ = PairEstimators(clf, means, pairs, train.X.shape[1])
+        self.thresholds_ = cols["thresholds"]
+        self.directions_ = cols["direction"]
+        self.train_auc_ = cols["train_auc"]
+        self.train_counts_ = np.stack([cols["n_train_a"], cols["n_train_b"]], 1)
 
-    def _untested_results(self, pairs):
-        """Per-pair table of the fitted tests when no rows were reserved to certify.
+    def _select(self, n_family):
+        """Keep the ``n_family`` pairs of highest oriented training AUC (select_top)."""
+        if self.select_top is None:
+            return
+        oriented = np.where(
+            self.directions_ > 0, self.train_auc_, 1.0 - self.train_auc_
+        )
+        keep = np.sort(np.argsort(-oriented, kind="stable")[:n_family])
+        self.pairs_ = self.pairs_[keep]
+        if isinstance(self.estimators_, PairEstimators):
+            self.estimators_ = self.estimators_.subset(keep)
+        else:
+            self.estimators_ = [self.estimators_[i] for i in keep.tolist()]
+        self.thresholds_ = self.thresholds_[keep]
+        self.directions_ = self.directions_[keep]
+        self.train_auc_ = self.train_auc_[keep]
+        self.train_counts_ = self.train_counts_[keep]
 
-        Both fit paths (generic and shared-product) end here without a test
-        split: the tests are fitted, nothing is certified yet.
-        """
+    @staticmethod
+    def _empty_table():
+        return pd.DataFrame({c: [] for c in ("id_a", "id_b", *_CERT_COLUMNS)})
+
+    def _untested_results(self):
+        """Per-pair table of the fitted tests when no rows were reserved to certify."""
+        pairs = self.pairs_
         nan = np.full(len(pairs), np.nan)
         self.n_certified_ = 0
-        self.n_comparisons_ = self._family_size(len(pairs))
         self.alpha_per_bound_ = float("nan")
         self.summary_ = float("nan")
         self.ceiling_ = float("nan")
@@ -933,18 +777,22 @@ pair_details_, n_features_in_, feature_names_in_ :
             }
         )
 
-    def _drop_seen_rows(self, X, y, allow_seen_rows):
-        """Return the held-out data without the rows seen in fit, and their count."""
+    def _held_out_data(self, X, y, allow_seen_rows):
+        """Validate held-out rows; drop copies of training rows and of each other.
+
+        Returns ``(data, n_seen, n_duplicates)``.
+        """
         data = self._validate_test(X, y)
-        seen = np.isin(row_hashes(data.X), self.seen_row_hashes_)
+        seen = near_duplicates_of(data.X, self.seen_rows_)
         n_seen = int(seen.sum())
         if n_seen and not allow_seen_rows:
             raise ValueError(
-                f"{n_seen} of the {seen.size} rows passed to certify/score were "
-                "used to train the per-pair tests in fit; a certificate computed on "
-                "training rows is not a certificate. Certify on held-out rows, or "
-                "pass allow_seen_rows=True to drop them (the count is recorded in "
-                "n_seen_rows_dropped_)."
+                f"{n_seen} of the {seen.size} rows passed to certify/score copy a "
+                "row used to train the per-pair tests in fit (exactly, or up to "
+                "a cast, a rescaling, rounding or tiny noise); a certificate "
+                "computed on training rows is not a certificate. Certify on "
+                "held-out rows, or pass allow_seen_rows=True to drop them (the "
+                "count is recorded in n_seen_rows_dropped_)."
             )
         if n_seen:
             warnings.warn(
@@ -953,87 +801,29 @@ pair_details_, n_features_in_, feature_names_in_ :
                 UserWarning,
                 stacklevel=4,
             )
-            data = _subset(data, ~seen)
-        return data, n_seen
+        keep = ~seen
+        if keep.any():
+            # Copies within the held-out rows are one draw, counted once.
+            first = np.zeros_like(keep)
+            first[keep] = _first_of_groups(duplicate_groups(data.X[keep])[0])
+            n_duplicates = int(keep.sum() - first.sum())
+            keep = first
+        else:
+            n_duplicates = 0
+        if not keep.all():
+            data = _subset(data, keep)
+        return data, n_seen, n_duplicates
 
     def _certify_table(self, X, y, allow_seen_rows):
-        data, n_seen = self._drop_seen_rows(X, y, allow_seen_rows)
-        present = np.bincount(data.codes, minlength=data.n_identities) > 0
-        if n_seen and not _any_fitted_pair(self, data.identities[present]):
+        data, n_seen, n_duplicates = self._held_out_data(X, y, allow_seen_rows)
+        if n_seen and not len(self._present_pairs(data)):
             # Everything certifiable was dropped: the trivial certificate.
-            results = self._empty_results()
+            results = self._empty_table()
         else:
             _, results, _ = self._audit(data, self.random_state)
         results.attrs["n_seen_rows_dropped"] = n_seen
+        results.attrs["n_test_duplicates_dropped"] = n_duplicates
         return results, n_seen
-
-    def _empty_results(self):
-        columns = ["id_a", "id_b", "epsilon", "ceiling", "tp", "n_pos", "fp"]
-        columns += ["n_neg", "tpr_lower", "fpr_upper", "threshold", "direction"]
-        columns += ["train_auc", "n_train_a", "n_train_b"]
-        return pd.DataFrame({c: [] for c in columns})
-
-    def _fit_fast(self, clf, train, test, pairs, seed, alpha):
-        """Shared-product path of :meth:`fit` (CentroidClassifier / PooledLDA)."""
-        m = self._n_thresholds()
-        Z_train = shared_rows(clf, train.X)
-        order_tr, starts_tr = train.order()
-        train_index = (order_tr, starts_tr, train.counts)
-        if test is not None:
-            Z_test = shared_rows(clf, test.X)
-            order_te, starts_te = test.order()
-            test_index = (order_te, starts_te, test.counts)
-            n_certified = len(pairs)
-            alpha_test = _alpha_per_bound(
-                self.confidence, self._family_size(n_certified) * m
-            )
-        else:
-            Z_test, test_index, alpha_test = None, None, float("nan")
-        counts = train.counts if test is None else train.counts + test.counts
-        keys = np.stack([counts[pairs[:, 0]], counts[pairs[:, 1]]], axis=1)
-        chunks = plan_chunks(keys, pairs, keys.max(axis=1))
-        rows = float(counts[pairs].sum())
-        seconds = rows * 8.0 * train.X.shape[1] / FLOP_RATE
-        task = delayed(_fast_certify_chunk)
-        args = (Z_train, train_index, Z_test, test_index)
-        settings = (self.cv, seed, self.thresholds, alpha, alpha_test)
-        if effective_n_jobs(self.n_jobs) == 1 or seconds < _IN_PROCESS_SECONDS:
-            outs = [_fast_certify_chunk(*args, pairs[c], *settings) for c in chunks]
-        else:
-            outs = Parallel(n_jobs=self.n_jobs)(
-                task(*args, pairs[c], *settings) for c in chunks
-            )
-        order = np.concatenate(chunks)
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(len(order))
-        cols = {k: np.concatenate([o[k] for o in outs])[inverse] for k in outs[0]}
-        means = identity_means(Z_train, order_tr, starts_tr)
-        self.estimators_ = PairEstimators(clf, means, pairs, train.X.shape[1])
-        self.thresholds_ = cols.pop("thresholds")
-        self.directions_ = cols["direction"]
-        self.train_auc_ = cols["train_auc"]
-        self.train_counts_ = np.stack([cols["n_train_a"], cols["n_train_b"]], 1)
-        self.summary_kind_ = self._summary_kind()
-        self.guarantee_ = self._guarantee_kind()
-        self.pair_details_ = {}
-        head = {
-            "id_a": self.identities_[pairs[:, 0]],
-            "id_b": self.identities_[pairs[:, 1]],
-        }
-        if test is not None:
-            names = ["epsilon", "ceiling", "tp", "n_pos", "fp", "n_neg"]
-            names += ["tpr_lower", "fpr_upper", "threshold", "direction"]
-            names += ["train_auc", "n_train_a", "n_train_b"]
-            results = pd.DataFrame({**head, **{k: cols[k] for k in names}})
-            self.n_certified_ = len(results)
-            self.n_comparisons_ = self._family_size(self.n_certified_)
-            self.alpha_per_bound_ = alpha_test
-            self.summary_ = float(results["epsilon"].max())
-            self.ceiling_ = float(results["ceiling"].max())
-        else:
-            results = self._untested_results(pairs)
-        self.results_ = results
-        return self
 
     def certify(self, X, y, *, allow_seen_rows=False):
         """Certify held-out data with the fitted per-pair tests.
@@ -1044,27 +834,35 @@ pair_details_, n_features_in_, feature_names_in_ :
             Held-out embeddings, never seen by :meth:`fit`.
         y : array-like of shape (n_samples,)
             Their identity labels. Every fitted pair whose two identities
-            occur (at least one row each) is certified; ``K`` is their number.
+            occur (at least one row each) is certified, at the family size
+            ``n_comparisons_`` fixed in :meth:`fit` whatever the number of
+            pairs present.
         allow_seen_rows : bool, default=False
-            Rows identical to a row the per-pair tests were trained on in
-            :meth:`fit` (exact match of the validated row) make this raise a
-            ``ValueError``; ``True`` drops them instead, warns, and records
-            their number in ``n_seen_rows_dropped_`` (the only attribute this
-            method then sets) and in ``certificates.attrs``. The reserved-test
-            rows of ``fit`` were never trained on and are not "seen".
+            Rows that copy a row the per-pair tests were trained on in
+            :meth:`fit` — the same direction up to a cosine distance of
+            :data:`~skprivacy.utils.DUPLICATE_TOL` after L2 normalisation, so
+            exact copies and copies recast to float32, rescaled, rounded or
+            slightly perturbed — make this raise a ``ValueError``; ``True``
+            drops them instead, warns, and records their number in
+            ``n_seen_rows_dropped_`` (the only attribute this method then
+            sets) and in ``certificates.attrs``. The reserved-test rows of
+            ``fit`` were never trained on and are not "seen".
 
         Returns
         -------
         certificates : pandas.DataFrame
             One row per certified pair, columns as ``results_``; empty (no pair
             certified, ε_LB = 0) when dropping seen rows left no fitted pair
-            with both identities. ``certificates.attrs["n_seen_rows_dropped"]``
-            is the number of rows dropped.
+            with both identities. ``certificates.attrs`` holds
+            ``n_seen_rows_dropped`` and ``n_test_duplicates_dropped`` (held-out
+            rows that duplicate another held-out row: each group is counted
+            once).
 
         Raises
         ------
         ValueError
-            If ``X`` holds rows seen in fit and ``allow_seen_rows`` is False.
+            If ``X`` holds copies of rows seen in fit and ``allow_seen_rows``
+            is False.
 
         Examples
         --------
@@ -1094,9 +892,9 @@ pair_details_, n_features_in_, feature_names_in_ :
         y : array-like of shape (n_samples,), default=None
             Identity labels of ``X``.
         allow_seen_rows : bool, default=False
-            See :meth:`certify`: rows seen in fit raise a ``ValueError``
-            unless this is ``True``, which drops them and records their number
-            in ``n_seen_rows_dropped_``.
+            See :meth:`certify`: copies of rows seen in fit raise a
+            ``ValueError`` unless this is ``True``, which drops them and
+            records their number in ``n_seen_rows_dropped_``.
 
         Returns
         -------
@@ -1111,7 +909,8 @@ pair_details_, n_features_in_, feature_names_in_ :
         Raises
         ------
         ValueError
-            If ``X`` holds rows seen in fit and ``allow_seen_rows`` is False.
+            If ``X`` holds copies of rows seen in fit and ``allow_seen_rows``
+            is False.
         """
         check_is_fitted(self)
         if X is None and y is None:
@@ -1136,11 +935,3 @@ pair_details_, n_features_in_, feature_names_in_ :
     def description_(self):
         """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`)."""
         return describe_certifier(self)
-
-
-def _any_fitted_pair(certifier, present_labels):
-    present = set(np.asarray(present_labels).tolist())
-    return any(
-        la in present and lb in present
-        for la, lb in certifier.identities_[certifier.pairs_].tolist()
-    )

@@ -17,6 +17,8 @@ from joblib import Parallel, delayed
 from scipy.stats import binom
 from sklearn.utils import Bunch, check_random_state
 
+from skprivacy.auditors._certify import ROCHTCertifier
+
 __all__ = [
     "MECHANISMS",
     "make_mechanism_data",
@@ -158,8 +160,6 @@ def run_soundness(
         true ε > 0; NaN if none), ``mean_epsilon_lb``, ``median_ceiling``,
         ``certified_fraction`` (pairs with ε_LB > 0).
     """
-    from skprivacy.auditors._certify import ROCHTCertifier
-
     certifier = ROCHTCertifier() if certifier is None else certifier
     tables = Parallel(n_jobs=n_jobs)(
         delayed(_one_trial)(

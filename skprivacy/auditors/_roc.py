@@ -11,7 +11,6 @@ scores); the confidence-carrying version is
 """
 
 from contextlib import contextmanager
-from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,16 +18,27 @@ import pandas as pd
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import auc
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import Bunch
 
-from skprivacy.auditors._base import BasePairAuditor, PairAuditContext
+from skprivacy.auditors._base import (
+    FLOP_RATE,
+    STREAM_RATE,
+    BasePairAuditor,
+    PairAuditContext,
+)
 from skprivacy.auditors._description import describe_rocht
-from skprivacy.utils import check_binary_labels, check_scores
+from skprivacy.auditors._roc_core import n_folds_for, roc_summary, stratified_folds
+from skprivacy.auditors._roc_fast import (
+    audit_pairs,
+    chunk_plan,
+    has_shared_path,
+    shared_rows,
+    with_shared_covariance,
+)
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
+    StrOptions,
     check_is_fitted,
     validate_params,
 )
@@ -37,180 +47,24 @@ from skprivacy.utils._threads import limit_blas_threads
 __all__ = [
     "ROCHTAuditor",
     "compare_roc_audits",
-    "kov_epsilon",
-    "roc_operating_points",
+    "resolve_solver",
 ]
 
-
-# --------------------------------------------------------------------- maths
-def roc_operating_points(y_true, y_score):
-    """Return every ROC operating point of a score, like ``roc_curve``.
-
-    Equivalent to :func:`sklearn.metrics.roc_curve` with
-    ``drop_intermediate=False``: one point per distinct score value (the
-    classifier says "positive" when ``score >= threshold``), preceded by the
-    point ``(0, 0)`` at threshold ``+inf``.
-
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        Binary labels: 1 (or True) for the positive class, 0 (or False) for
-        the negative one. Both classes must occur.
-    y_score : array-like of shape (n_samples,)
-        Scores, higher = more positive; finite, as for
-        :func:`~sklearn.metrics.roc_curve` (a NaN or infinite score is an
-        error naming its row).
-
-    Returns
-    -------
-    fpr : ndarray of shape (n_points,)
-        False-positive rates, non-decreasing, from 0 to 1.
-    tpr : ndarray of shape (n_points,)
-        True-positive rates, non-decreasing, from 0 to 1.
-    thresholds : ndarray of shape (n_points,)
-        Decreasing thresholds; the first is ``inf``.
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import roc_operating_points
-    >>> fpr, tpr, thr = roc_operating_points([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-    >>> fpr.tolist(), tpr.tolist()
-    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
-    """
-    y_true = check_binary_labels(y_true, name="y_true", require_both=False)
-    y_score = check_scores(y_score, name="y_score")
-    if y_true.shape != y_score.shape:
-        raise ValueError(
-            f"y_true and y_score have different lengths: {y_true.shape[0]} and "
-            f"{y_score.shape[0]}."
-        )
-    n_pos = int(y_true.sum())
-    n_neg = y_true.shape[0] - n_pos
-    if n_pos == 0 or n_neg == 0:
-        raise ValueError("A ROC needs both classes; only one class is present.")
-    order = np.argsort(y_score, kind="mergesort")[::-1]
-    s = y_score[order]
-    # Last index of each run of equal scores: a threshold admits all ties at once.
-    last = np.r_[np.flatnonzero(np.diff(s)), s.shape[0] - 1]
-    tps = np.cumsum(y_true[order])[last]
-    fps = last + 1 - tps
-    tpr = np.r_[0.0, tps / n_pos]
-    fpr = np.r_[0.0, fps / n_neg]
-    return fpr, tpr, np.r_[np.inf, s[last]]
-
-
-def _log_ratio(num, den):
-    # log(num / den) with the conventions of paper 000: no evidence (-inf) when
-    # the numerator is <= 0 (this also covers 0/0), +inf when only the
-    # denominator is 0.
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.full(np.broadcast(num, den).shape, -np.inf)
-    pos = num > 0
-    inf = pos & (den <= 0)
-    fin = pos & (den > 0)
-    out[inf] = np.inf
-    out[fin] = np.log(
-        np.broadcast_to(num, out.shape)[fin] / np.broadcast_to(den, out.shape)[fin]
-    )
-    return out
-
-
-def _rates(values, name):
-    """1-D float64 array of rates, or a TypeError naming the argument."""
-    try:
-        return np.asarray(values, dtype=np.float64).ravel()
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"{name} must be numeric rates in [0, 1]; got an array of dtype "
-            f"{np.asarray(values).dtype}."
-        ) from None
-
-
-def kov_epsilon(fpr, tpr, delta=0.0, *, return_index=False):
-    """Kairouz–Oh–Viswanath ε lower bound maximised over ROC operating points.
-
-    At every operating point ``(FPR, TPR)`` of a test between two neighbouring
-    output distributions, an (ε, δ)-DP mechanism satisfies ``TPR <= e^ε FPR + δ``
-    and ``1 - FPR <= e^ε (1 - TPR) + δ``, hence
-
-    ``ε >= max{ log((TPR - δ) / FPR), log((1 - FPR - δ) / (1 - TPR)) }``.
-
-    This is a point estimate when the rates are empirical, not a certificate.
-
-    Parameters
-    ----------
-    fpr, tpr : array-like of shape (n_points,)
-        Operating points (e.g. from :func:`roc_operating_points`).
-    delta : float, default=0.0
-        The δ of (ε, δ)-DP, in ``[0, 1)``.
-    return_index : bool, default=False
-        Also return the index of the maximising operating point.
-
-    Returns
-    -------
-    epsilon : float
-        ``max(0, max over points)``; ``inf`` when a denominator is 0 while its
-        numerator is positive (paper 000: any point with ``TPR = 1`` and
-        ``FPR < 1 - δ``, or ``FPR = 0`` and ``TPR > δ``). Terms with a
-        numerator ``<= 0`` (including ``0 / 0``) carry no evidence.
-    index : int
-        Index of the maximising point (first one on ties); only if
-        ``return_index``.
-
-    Notes
-    -----
-    ε is clipped at 0 because ε-DP with ε < 0 is impossible; with δ = 0 the
-    endpoint ``(1, 1)`` already gives 0, so the clip only matters for δ > 0.
-    A classifier that gives every sample the same score has the ROC
-    ``{(0, 0), (1, 1)}`` and hence ε = 0.
-
-    Examples
-    --------
-    >>> from skprivacy.auditors import kov_epsilon
-    >>> kov_epsilon([0.0, 0.1, 1.0], [0.0, 0.5, 1.0])  # log(0.5 / 0.1)
-    1.6094...
-    >>> kov_epsilon([0.0, 0.0, 1.0], [0.0, 0.2, 1.0])  # FPR = 0 < TPR: endpoint
-    inf
-    >>> kov_epsilon([0.0, 1.0], [0.0, 1.0])  # all ties
-    0.0
-    """
-    fpr = _rates(fpr, "fpr")
-    tpr = _rates(tpr, "tpr")
-    if fpr.shape != tpr.shape or fpr.size == 0:
-        raise ValueError("fpr and tpr must be non-empty and of equal length.")
-    for name, rate in (("fpr", fpr), ("tpr", tpr)):
-        # NaN fails both comparisons, so it is caught here too.
-        if not np.all((rate >= 0.0) & (rate <= 1.0)):
-            bad = np.flatnonzero(~((rate >= 0.0) & (rate <= 1.0)))
-            raise ValueError(
-                f"{name} must hold rates in [0, 1]; got {float(rate[bad[0]])!r} at "
-                f"position {int(bad[0])} ({bad.size} value(s) outside [0, 1] or NaN)."
-            )
-    delta = float(delta)
-    if not 0.0 <= delta < 1.0:
-        raise ValueError(f"delta must be in [0, 1); got {delta}.")
-    per_point = np.maximum(
-        _log_ratio(tpr - delta, fpr), _log_ratio(1.0 - fpr - delta, 1.0 - tpr)
-    )
-    index = int(np.argmax(per_point))
-    epsilon = max(0.0, float(per_point[index]))
-    return (epsilon, index) if return_index else epsilon
-
-
-def roc_summary(y_true, y_score, delta=0.0):
-    """KOV ε, AUC, TV witness and corner flag of one pooled out-of-fold score."""
-    fpr, tpr, thr = roc_operating_points(y_true, y_score)
-    eps, k = kov_epsilon(fpr, tpr, delta, return_index=True)
-    return {
-        "epsilon": eps,
-        "auc": float(auc(fpr, tpr)),
-        "tv": float(np.max(tpr - fpr)),
-        "corner": bool(np.any((fpr == 0.0) & (tpr == 1.0))),
-        "fpr": float(fpr[k]),
-        "tpr": float(tpr[k]),
-        "threshold": float(thr[k]),
-    }
+#: Per-pair columns of ROC-HT after ``epsilon``, in the order of ``results_``.
+ROC_COLUMNS = (
+    "auc",
+    "tv",
+    "corner",
+    "fpr",
+    "tpr",
+    "threshold",
+    "n_a",
+    "n_b",
+    "n_folds",
+    "epsilon_interior",
+    "infinite_fpr0",
+    "infinite_tpr1",
+)
 
 
 # ---------------------------------------------------------- classifier plumbing
@@ -257,6 +111,25 @@ def _check_classifier(classifier, owner):
     return clf
 
 
+def resolve_solver(solver, clf, owner):
+    """Resolve the engine of a ROC-HT estimator: ``"shared"`` or ``"per_pair"``.
+
+    ``"auto"`` takes the shared-product engine when the classifier has one
+    (:class:`~skprivacy.CentroidClassifier`,
+    :class:`~skprivacy.PooledLDAClassifier`) and the per-pair engine
+    otherwise; ``"shared"`` with any other classifier is an error.
+    """
+    if solver == "auto":
+        return "shared" if has_shared_path(clf) else "per_pair"
+    if solver == "shared" and not has_shared_path(clf):
+        raise ValueError(
+            f"{owner}(solver='shared') needs a classifier with a shared-product "
+            f"path (CentroidClassifier or PooledLDAClassifier); "
+            f"{type(clf).__name__} has none. Use solver='auto' or 'per_pair'."
+        )
+    return solver
+
+
 def _seeded(clf, rng):
     # A classifier with random_state=None would make the audit irreproducible
     # (and differ between n_jobs settings); seed it from the pair's generator,
@@ -281,20 +154,6 @@ def positive_scores(estimator, X):
     return score if estimator.classes_[1] == 1 else -score
 
 
-def n_folds_for(cv, n_a, n_b):
-    """Folds actually used: ``cv``, or fewer when an identity has fewer rows."""
-    return int(min(cv, n_a, n_b))
-
-
-@lru_cache(maxsize=256)
-def _stratified_folds(n_a, n_b, n_folds, fold_seed):
-    # The folds depend only on the label vector (n_a zeros then n_b ones) and
-    # the seed, so pairs of equal sizes share one split: computed once.
-    y = np.r_[np.zeros(n_a, dtype=np.intp), np.ones(n_b, dtype=np.intp)]
-    folds = StratifiedKFold(n_folds, shuffle=True, random_state=fold_seed)
-    return tuple(folds.split(np.zeros((n_a + n_b, 1)), y))
-
-
 def out_of_fold_scores(template, X, y, n_folds, fold_seed):
     """Pooled out-of-fold positive-class scores (``cross_val_predict`` semantics).
 
@@ -304,7 +163,7 @@ def out_of_fold_scores(template, X, y, n_folds, fold_seed):
     """
     n_b = int(y.sum())
     scores = np.empty(y.shape[0], dtype=np.float64)
-    folds = _stratified_folds(y.shape[0] - n_b, n_b, n_folds, fold_seed)
+    folds = stratified_folds(y.shape[0] - n_b, n_b, n_folds, fold_seed)
     for train, test in folds:
         est = clone(template).fit(X[train], y[train])
         scores[test] = positive_scores(est, X[test])
@@ -343,14 +202,23 @@ class ROCHTAuditor(BasePairAuditor):
         ``random_state`` left at ``None``, a per-pair seed derived from
         ``random_state`` is set so the audit is reproducible. A
         :class:`~skprivacy.CentroidClassifier` or
-        :class:`~skprivacy.PooledLDAClassifier` takes the shared-product fast
-        path (same folds and results, every pair affordable).
+        :class:`~skprivacy.PooledLDAClassifier` can take the shared-product
+        engine (see ``solver``).
     cv : int, default=5
         Folds of ``StratifiedKFold(cv, shuffle=True, random_state=...)``.
         A pair in which an identity has fewer than ``cv`` rows uses that many
         folds instead (at least 2).
     delta : float, default=0.0
         δ of the (ε, δ)-DP statement tested.
+    solver : {"auto", "shared", "per_pair"}, default="auto"
+        The engine. ``"per_pair"`` fits the classifier on every fold of every
+        pair (any classifier). ``"shared"`` computes every pair's
+        out-of-fold scores from matrix products shared by all pairs (same
+        folds and formulas, results equal up to floating-point rounding of
+        the scores); only :class:`~skprivacy.CentroidClassifier` and
+        :class:`~skprivacy.PooledLDAClassifier` have it, other classifiers
+        raise a ``ValueError``. ``"auto"`` takes ``"shared"`` when the
+        classifier has it, ``"per_pair"`` otherwise.
     n_pairs : int or None, default=200
         Audit the first ``n_pairs`` pairs of the seeded pair ordering
         (``None``: every pair).
@@ -368,15 +236,30 @@ class ROCHTAuditor(BasePairAuditor):
         ``inf``), ``auc``, ``tv`` (= max TPR − FPR, the classifier TV
         witness), ``corner`` (the exact point (FPR, TPR) = (0, 1) occurs),
         ``fpr``, ``tpr``, ``threshold`` (the operating point maximising ε),
-        ``n_a``, ``n_b`` (rows) and ``n_folds``.
+        ``n_a``, ``n_b`` (rows), ``n_folds``, ``epsilon_interior`` (the
+        largest finite KOV term, see Notes), ``infinite_fpr0`` (ε is infinite
+        through a point with FPR = 0 and TPR > δ) and ``infinite_tpr1``
+        (through a point with TPR = 1 and FPR < 1 − δ).
     summary_ : float
-        Median per-pair ε (returned by ``score()``).
+        Median per-pair ε (returned by ``score()``); ``inf`` when more than
+        half the pairs have an infinite ε.
+    epsilon_interior_median_ : float
+        Median per-pair ``epsilon_interior``: the finite companion of
+        ``summary_``, also a point estimate.
     epsilon_max_ : float
         Maximum per-pair ε.
     auc_mean_ : float
         Mean per-pair AUC.
+    n_infinite_ : int
+        Pairs with an infinite ε.
+    n_infinite_fpr0_, n_infinite_tpr1_ : int
+        Pairs whose ε is infinite through a point with FPR = 0, and through a
+        point with TPR = 1 (a pair can have both).
     n_corners_ : int
-        Number of pairs whose ROC has the exact (0, 1) corner.
+        Number of pairs whose ROC has the exact (0, 1) corner (zero-error
+        separation; every such pair is also counted in both counts above).
+    solver_ : {"shared", "per_pair"}
+        The engine that ran (``solver`` resolved).
     fold_seed_ : int or None
         ``random_state`` of the ``StratifiedKFold`` of every pair (``None``
         unless ``random_state`` is an int).
@@ -395,10 +278,19 @@ pair_details_, n_features_in_, feature_names_in_ :
     -----
     At each operating point ``ε >= max{log((TPR − δ)/FPR),
     log((1 − FPR − δ)/(1 − TPR))}`` (positive class = B). The value is
-    ``+inf`` whenever the ROC has a point with ``TPR = 1`` and ``FPR < 1``, or
-    ``FPR = 0`` and ``TPR > 0`` (δ = 0), which is algebraically correct but
-    does not by itself mean zero-error separation; ``corner`` records the
-    stricter exact (0, 1) point.
+    ``+inf`` whenever the ROC has a point with ``FPR = 0`` and ``TPR > δ``
+    (``infinite_fpr0``: the top-scored rows are all B's, even a single one)
+    or ``TPR = 1`` and ``FPR < 1 − δ`` (``infinite_tpr1``: the lowest-scored
+    rows are all A's). This is algebraically correct but does not by itself
+    mean zero-error separation: on pure noise most pairs have such a point.
+    ``corner`` records the stricter exact (0, 1) point.
+
+    ``epsilon_interior`` leaves out the KOV terms whose denominator is 0
+    and keeps the largest remaining one (at least 0). A positive denominator
+    is at least ``1/n``, so it is at most ``log(max(n_a, n_b))``: finite, so
+    two audits whose medians are both ``inf`` still compare, and growing
+    with the sample size for perfectly separated pairs. Like ``epsilon`` it
+    is a point estimate.
 
     Examples
     --------
@@ -420,6 +312,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         "classifier": [HasMethods(["fit"]), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "delta": [Interval(Real, 0, 1, closed="left")],
+        "solver": [StrOptions({"auto", "shared", "per_pair"})],
     }
 
     def __init__(
@@ -428,6 +321,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         *,
         cv=5,
         delta=0.0,
+        solver="auto",
         n_pairs=200,
         random_state=0,
         n_jobs=None,
@@ -435,48 +329,38 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.classifier = classifier
         self.cv = cv
         self.delta = delta
+        self.solver = solver
         self.n_pairs = n_pairs
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     def _classifier_for(self, data):
         """Return the classifier of every pair (an LDA gets the pooled covariance)."""
-        from skprivacy.auditors._roc_fast import with_shared_covariance
-
         clf = _check_classifier(self.classifier, type(self).__name__)
         return with_shared_covariance(clf, data.X, data.codes, data.n_identities)
 
-    def _prepare_audit(self, data, pairs):
-        from skprivacy.auditors._roc_fast import fast_kind, shared_rows
+    def _solver(self):
+        clf = _check_classifier(self.classifier, type(self).__name__)
+        return resolve_solver(self.solver, clf, type(self).__name__)
 
+    def _prepare_audit(self, data, pairs):
         clf = self._classifier_for(data)
         order, starts = data.order()
-        if fast_kind(clf) is None:
+        if self._solver() == "per_pair":
             return {"order": order, "starts": starts, "clf": clf, "Z": None}
         # Shared products: rows (whitened once for the LDA) travel to the
         # workers once, as arrays.
         Z = shared_rows(clf, data.X)
         return {"order": order, "starts": starts, "clf": None, "Z": Z}
 
-    def _fast(self):
-        from skprivacy.auditors._roc_fast import fast_kind
-
-        return fast_kind(self.classifier) is not None
-
     def _make_chunks(self, data, pairs):
-        if not self._fast():
+        if self._solver() == "per_pair":
             return super()._make_chunks(data, pairs)
-        from skprivacy.auditors._roc_fast import plan_chunks
-
-        pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
-        keys = np.stack([data.counts[pairs[:, 0]], data.counts[pairs[:, 1]]], 1)
-        return plan_chunks(keys, pairs, keys.max(axis=1))
+        return chunk_plan(data.counts, pairs, self.cv)
 
     def _estimate_seconds(self, data, pairs):
-        if not self._fast():
+        if self._solver() == "per_pair":
             return None
-        from skprivacy.auditors._base import FLOP_RATE, STREAM_RATE
-
         pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
         rows = float(data.counts[pairs].sum())
         d = data.X.shape[1]
@@ -485,10 +369,8 @@ pair_details_, n_features_in_, feature_names_in_ :
     def _audit_pairs(self, data, pairs, context):
         state = context.state
         if state["Z"] is not None:
-            from skprivacy.auditors._roc_fast import audit_pairs
-
             with single_blas_thread():
-                return audit_pairs(
+                out = audit_pairs(
                     state["Z"],
                     state["order"],
                     state["starts"],
@@ -498,10 +380,9 @@ pair_details_, n_features_in_, feature_names_in_ :
                     context.seed,
                     self.delta,
                 )
+            return {"epsilon": out["epsilon"], **{k: out[k] for k in ROC_COLUMNS}}
         clf = state["clf"]
-        keys = ("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold")
-        out = {k: [] for k in keys}
-        n_a, n_b, n_folds = [], [], []
+        out = {k: [] for k in ("epsilon", *ROC_COLUMNS)}
         with pair_fit_context():
             for a, b in pairs:
                 X, y = pair_rows(data, (state["order"], state["starts"]), a, b)
@@ -510,17 +391,10 @@ pair_details_, n_features_in_, feature_names_in_ :
                 template = _seeded(clf, context.pair_rng(a, b))
                 scores = out_of_fold_scores(template, X, y, k, context.seed)
                 summary = roc_summary(y, scores, self.delta)
-                for key in keys:
+                summary.update(n_a=na, n_b=nb, n_folds=k)
+                for key in out:
                     out[key].append(summary[key])
-                n_a.append(na)
-                n_b.append(nb)
-                n_folds.append(k)
-        result = {k: np.asarray(v) for k, v in out.items()}
-        result["corner"] = result["corner"].astype(bool)
-        result["n_a"] = np.asarray(n_a)
-        result["n_b"] = np.asarray(n_b)
-        result["n_folds"] = np.asarray(n_folds)
-        return result
+        return {k: np.asarray(v) for k, v in out.items()}
 
     def fit(self, X, y):
         """Audit the identity pairs of ``(X, y)`` with cross-validated ROCs.
@@ -539,10 +413,16 @@ pair_details_, n_features_in_, feature_names_in_ :
             The fitted auditor.
         """
         super().fit(X, y)
-        eps = self.results_["epsilon"].to_numpy()
+        self.solver_ = self._solver()
+        r = self.results_
+        eps = r["epsilon"].to_numpy()
         self.epsilon_max_ = float(np.max(eps))
-        self.auc_mean_ = float(self.results_["auc"].mean())
-        self.n_corners_ = int(self.results_["corner"].sum())
+        self.epsilon_interior_median_ = float(r["epsilon_interior"].median())
+        self.auc_mean_ = float(r["auc"].mean())
+        self.n_infinite_ = int(np.isinf(eps).sum())
+        self.n_infinite_fpr0_ = int(r["infinite_fpr0"].sum())
+        self.n_infinite_tpr1_ = int(r["infinite_tpr1"].sum())
+        self.n_corners_ = int(r["corner"].sum())
         # Folds are reproducible (and comparable across audits) only for an
         # integer seed; a RandomState/None seed is consumed by the audit.
         integer = isinstance(self.random_state, Integral) and not isinstance(
@@ -551,8 +431,6 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.fold_seed_ = int(self.random_state) if integer else None
         return self
 
-    # INTEGRATE: area D -- public accessor for skprivacy.plotting.PairROCDisplay;
-    # it must keep reproducing _audit_pairs (route it through the fast path too).
     def pair_scores(self, X, y, pair):
         """Recompute the pooled out-of-fold scores behind one pair's ROC.
 

@@ -14,7 +14,7 @@ from sklearn.metrics import auc, roc_curve
 from sklearn.neural_network import MLPClassifier
 from sklearn.utils import Bunch, check_random_state
 
-from skprivacy.auditors._certify import clopper_pearson_bound
+from skprivacy.auditors import clopper_pearson_bound
 from skprivacy.exceptions import UnresolvableRateWarning
 from skprivacy.metrics._eer import equal_error_rate
 from skprivacy.utils import check_scores, l2_normalize, validate_identity_data
