@@ -164,6 +164,59 @@ def test_matches_naive_on_synthetic_data_with_finite_values():
     assert audit.guarantee_ == "point estimate"
 
 
+def test_infinite_endpoints_and_finite_companion_by_naive_loop():
+    # Pure noise: every identity from one distribution, the case where most
+    # pairs get an infinite epsilon without any exact corner.
+    rng = np.random.default_rng(0)
+    X, ids = rng.normal(size=(8 * 25, 8)), np.repeat(np.arange(8), 25)
+    audit = ROCHTAuditor(n_pairs=12).fit(X, ids)
+    r = audit.results_
+    assert list(r.columns[-3:]) == [
+        "epsilon_interior",
+        "infinite_fpr0",
+        "infinite_tpr1",
+    ]
+    for row in r.itertuples():
+        y, s = audit.pair_scores(X, ids, (row.id_a, row.id_b))
+        fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+        finite, fpr0, tpr1 = 0.0, False, False
+        for f, t in zip(fpr, tpr):
+            if t > 0 and f == 0:
+                fpr0 = True
+            elif t > 0:
+                finite = max(finite, math.log(t / f))
+            if 1 - f > 0 and t == 1:
+                tpr1 = True
+            elif 1 - f > 0:
+                finite = max(finite, math.log((1 - f) / (1 - t)))
+        assert (row.infinite_fpr0, row.infinite_tpr1) == (fpr0, tpr1)
+        assert_allclose(row.epsilon_interior, finite, rtol=1e-13)
+        assert np.isinf(row.epsilon) == (fpr0 or tpr1)
+        assert row.epsilon_interior <= math.log(25) + 1e-12
+    eps = r["epsilon"].to_numpy()
+    assert audit.n_infinite_ == int(np.isinf(eps).sum()) > 0
+    assert audit.n_infinite_fpr0_ == int(r["infinite_fpr0"].sum())
+    assert audit.n_infinite_tpr1_ == int(r["infinite_tpr1"].sum())
+    assert audit.n_corners_ == 0  # no zero-error separation on noise
+    assert audit.epsilon_interior_median_ == np.median(r["epsilon_interior"])
+    assert np.isfinite(audit.epsilon_interior_median_)
+
+
+def test_solver_parameter():
+    from skprivacy import CentroidClassifier
+
+    X, ids = make_identity_embeddings(4, 12, 8, noise=2.0, random_state=0)
+    assert ROCHTAuditor(n_pairs=2).fit(X, ids).solver_ == "per_pair"
+    shared = ROCHTAuditor(CentroidClassifier(), n_pairs=2).fit(X, ids)
+    assert shared.solver_ == "shared"
+    per_pair = ROCHTAuditor(CentroidClassifier(), n_pairs=2, solver="per_pair")
+    assert per_pair.fit(X, ids).solver_ == "per_pair"
+    with pytest.raises(ValueError, match="solver='shared'.*LogisticRegression"):
+        ROCHTAuditor(n_pairs=2, solver="shared").fit(X, ids)
+    with pytest.raises(ValueError, match="solver"):
+        ROCHTAuditor(n_pairs=2, solver="fast").fit(X, ids)
+
+
 def test_decision_function_classifier_matches_naive():
     X, ids = make_identity_embeddings(5, 20, 16, noise=3.0, random_state=2)
     audit = ROCHTAuditor(RidgeClassifier(), n_pairs=4).fit(X, ids)

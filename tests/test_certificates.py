@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import beta
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.pipeline import make_pipeline
@@ -157,7 +157,7 @@ def test_held_out_pairs_missing_an_identity_are_not_counted():
     assert not (table[["id_a", "id_b"]] == 0).any().any()
 
 
-# ------------------------------------------------------- rows seen in fit (13.1)
+# ------------------------------------------------------------ rows seen in fit
 def _identical_distributions(n_rows, seed):
     # Two identities with the same distribution: every pair's true ε is 0.
     rng = np.random.default_rng(seed)
@@ -327,7 +327,7 @@ def test_cross_val_score_certifies_each_held_out_fold():
     assert_allclose(scores, expected)
 
 
-# ----------------------------------------------- selected pairs under K (16.1)
+# ----------------------------------------------- selected pairs under a fixed K
 def test_selected_pairs_under_a_declared_family_by_hand():
     X, ids = make_identity_embeddings(8, 60, 16, noise=1.0, random_state=4)
     train = np.arange(len(ids)) % 2 == 0
@@ -425,3 +425,89 @@ def test_certifier_checks_column_names_on_held_out_rows():
         warnings.simplefilter("always")
         cert.score(X[~train], ids[~train])
     assert any("feature names" in str(w.message) for w in caught)
+
+
+# --------------------------------------------- the family is fixed in fit
+def test_subsets_are_certified_at_the_family_size_of_fit():
+    X, ids = make_identity_embeddings(5, 40, 16, noise=1.0, random_state=6)
+    train = np.arange(len(ids)) % 2 == 0
+    cert = ROCHTCertifier(n_pairs=None, test_size=None).fit(X[train], ids[train])
+    assert cert.n_comparisons_ == 10
+    X_te, y_te = X[~train], ids[~train]
+    full = cert.certify(X_te, y_te)
+    for a, b in [(0, 1), (2, 4)]:
+        rows = (y_te == a) | (y_te == b)
+        one = cert.certify(X_te[rows], y_te[rows])
+        assert len(one) == 1
+        # K = 10 (the family of fit), not 1: the same value as in the full table.
+        expected = certified_epsilon_lb(
+            one["tp"].to_numpy(),
+            one["n_pos"].to_numpy(),
+            one["fp"].to_numpy(),
+            one["n_neg"].to_numpy(),
+            n_comparisons=10,
+        )
+        assert_allclose(one["epsilon"], expected, rtol=0, atol=0)
+        same = (full["id_a"] == one["id_a"][0]) & (full["id_b"] == one["id_b"][0])
+        assert one["epsilon"].tolist() == full.loc[same, "epsilon"].tolist()
+
+
+def test_select_top_certifies_the_training_selection_at_its_size():
+    X, ids = make_identity_embeddings(6, 40, 16, noise=2.0, random_state=7)
+    top = ROCHTCertifier(n_pairs=None, select_top=3).fit(X, ids)
+    every = ROCHTCertifier(n_pairs=None).fit(X, ids)
+    assert top.n_candidate_pairs_ == 15 and len(top.pairs_) == 3
+    assert top.n_comparisons_ == 3 and top.n_certified_ == 3
+    # The three pairs of highest oriented training AUC, by an independent sort.
+    auc = np.where(every.directions_ > 0, every.train_auc_, 1 - every.train_auc_)
+    chosen = np.sort(np.argsort(-auc, kind="stable")[:3])
+    assert_array_equal(top.pairs_, every.pairs_[chosen])
+    # Equal to certifying those pairs, declared beforehand, at K = 3.
+    labels = [tuple(p) for p in every.identities_[every.pairs_[chosen]].tolist()]
+    declared = ROCHTCertifier(pairs=labels, n_comparisons=3).fit(X, ids)
+    assert_array_equal(top.results_["epsilon"], declared.results_["epsilon"])
+    assert_allclose(top.alpha_per_bound_, 0.05 / 6)
+
+
+def test_solver_of_the_certifier():
+    from skprivacy import CentroidClassifier
+
+    X, ids = make_identity_embeddings(4, 20, 8, random_state=0)
+    assert ROCHTCertifier(n_pairs=2).fit(X, ids).solver_ == "per_pair"
+    assert ROCHTCertifier(CentroidClassifier(), n_pairs=2).fit(X, ids).solver_ == (
+        "shared"
+    )
+    with pytest.raises(ValueError, match="solver='shared'"):
+        ROCHTCertifier(n_pairs=2, solver="shared").fit(X, ids)
+
+
+# ---------------------------------------------------------------- duplicates
+def test_duplicates_in_the_reserved_test_count_once():
+    X, ids = make_identity_embeddings(3, 30, 8, noise=1.0, random_state=8)
+    # Ten rows of each identity appear twice (an exact copy).
+    copies = np.r_[0:10, 30:40, 60:70]
+    X2, ids2 = np.vstack([X, X[copies]]), np.r_[ids, ids[copies]]
+    cert = ROCHTCertifier(n_pairs=None, random_state=1).fit(X2, ids2)
+    assert cert.n_duplicate_groups_ == 30
+    n_test = cert.results_[["n_pos", "n_neg"]].to_numpy()
+    # Each group on one side; a group in the test counted once.
+    from skprivacy.utils import validate_identity_data
+
+    data = validate_identity_data(cert, X2, ids2, reset=False)
+    mask, groups = reserved_test_mask(data, 0.3, 1)
+    in_test = mask & (groups >= 0)
+    assert cert.n_test_duplicates_dropped_ == int(in_test.sum() // 2)
+    counted = [int(mask[data.codes == c].sum()) for c in range(3)]
+    dropped = [int((in_test & (data.codes == c)).sum() // 2) for c in range(3)]
+    per_identity = np.subtract(counted, dropped)
+    for row, (a, b) in zip(n_test, cert.pairs_):
+        assert row.tolist() == [per_identity[b], per_identity[a]]
+    # Held-out copies among themselves: one draw, counted once.
+    fresh, fresh_ids = make_identity_embeddings(3, 30, 8, noise=1.0, random_state=9)
+    fit = ROCHTCertifier(n_pairs=None, test_size=None).fit(X, ids)
+    once = fit.certify(fresh, fresh_ids)
+    twice = fit.certify(np.vstack([fresh, fresh * 2]), np.r_[fresh_ids, fresh_ids])
+    assert twice.attrs["n_test_duplicates_dropped"] == len(fresh)
+    assert twice[["epsilon", "tp", "fp", "n_pos", "n_neg"]].equals(
+        once[["epsilon", "tp", "fp", "n_pos", "n_neg"]]
+    )

@@ -11,17 +11,28 @@ a post-processing of the whole vector, so it cannot increase ε: the true ε of
 each pair is known exactly.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import binom
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils import Bunch, check_random_state
 
 from skprivacy.auditors._certify import ROCHTCertifier
+from skprivacy.auditors._mmd import MMDTVAuditor
+from skprivacy.auditors._roc_core import family_confidence
+from skprivacy.utils import limit_blas_threads
 
 __all__ = [
     "MECHANISMS",
+    "OneNearestNeighbour",
+    "binomial_margin",
+    "duplicated_rows_trials",
+    "larger_of_two_trials",
     "make_mechanism_data",
+    "per_pair_scoring_trials",
     "run_soundness",
     "true_pair_epsilon",
 ]
@@ -100,10 +111,6 @@ def make_mechanism_data(
 
 
 def _one_trial(mechanism, epsilon, seed, certifier, n_identities, n_samples, d):
-    import warnings
-
-    from sklearn.base import clone
-
     X, ids = make_mechanism_data(
         mechanism,
         epsilon,
@@ -193,3 +200,135 @@ def run_soundness(
         median_ceiling=float(results["ceiling"].median()),
         certified_fraction=float((results["epsilon_lb"] > 0).mean()),
     )
+
+
+# ------------------------------------------------ false certificates at ε = 0
+def binomial_margin(alpha, n_runs):
+    """Largest false-certificate rate a sound procedure shows over ``n_runs``.
+
+    ``alpha + 3 sqrt(alpha (1 - alpha) / n_runs)``: the one-sided upper bound
+    three standard errors above ``alpha`` (a sound procedure exceeds it with
+    probability of about 0.1% by the normal approximation).
+    """
+    return alpha + 3.0 * np.sqrt(alpha * (1.0 - alpha) / n_runs)
+
+
+class OneNearestNeighbour(ClassifierMixin, BaseEstimator):
+    """1-NN in plain numpy: the label of the closest training row.
+
+    The labels of ``KNeighborsClassifier(n_neighbors=1)`` (tested), without
+    its input checks and thread pool, whose cost dominates thousands of tiny
+    fits. The classifier of the false-certificate simulations: it memorises
+    its training rows, so any copy of a training row in the test is found.
+    """
+
+    _parameter_constraints: dict = {}
+
+    def fit(self, X, y):
+        """Store the training rows and their labels."""
+        self.X_ = np.asarray(X, dtype=np.float64)
+        self.classes_, self.codes_ = np.unique(y, return_inverse=True)
+        return self
+
+    def predict_proba(self, X):
+        """One-hot label of the nearest training row (Euclidean)."""
+        X = np.asarray(X, dtype=np.float64)
+        d2 = (X**2).sum(1)[:, None] - 2.0 * X @ self.X_.T + (self.X_**2).sum(1)[None]
+        return np.eye(len(self.classes_))[self.codes_[np.argmin(d2, axis=1)]]
+
+
+def _one_nn():
+    return OneNearestNeighbour()
+
+
+def _null_rows(rng, n_identities, n_rows, n_features):
+    X = rng.standard_normal((n_identities * n_rows, n_features))
+    return X, np.repeat(np.arange(n_identities), n_rows)
+
+
+def _runs(trial, n_runs, random_state):
+    # Thousands of tiny fits: one thread per pool (no thread start-up or
+    # spinning per fit), warnings about tiny samples silenced.
+    with limit_blas_threads(1, user_api=None), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [trial(np.random.default_rng([random_state, t])) for t in range(n_runs)]
+
+
+def duplicated_rows_trials(
+    n_runs, *, classifier=None, n_rows=30, n_features=4, test_size=0.3, random_state=0
+):
+    """Certify two identities of one distribution with every row present twice.
+
+    Returns the boolean array "a certificate > 0 was issued" (false, as the
+    true ε is 0), one entry per run, for a 1-NN classifier by default.
+    """
+    classifier = _one_nn() if classifier is None else classifier
+
+    def trial(rng):
+        X, y = _null_rows(rng, 2, n_rows, n_features)
+        cert = ROCHTCertifier(
+            clone(classifier),
+            test_size=test_size,
+            random_state=int(rng.integers(2**31)),
+        )
+        return cert.fit(np.vstack([X, X]), np.r_[y, y]).score() > 0
+
+    return np.array(_runs(trial, n_runs, random_state))
+
+
+def per_pair_scoring_trials(
+    n_runs,
+    *,
+    classifier=None,
+    n_identities=4,
+    n_rows=20,
+    n_features=4,
+    random_state=0,
+):
+    """Certify a fitted family one pair's held-out rows at a time; report the max.
+
+    Identities of one distribution (true ε = 0). Returns, per run, whether
+    the largest of the per-pair certificates is > 0.
+    """
+    classifier = _one_nn() if classifier is None else classifier
+
+    def trial(rng):
+        X, y = _null_rows(rng, n_identities, n_rows, n_features)
+        X_test, y_test = _null_rows(rng, n_identities, n_rows, n_features)
+        cert = ROCHTCertifier(
+            clone(classifier),
+            test_size=None,
+            n_pairs=None,
+            random_state=int(rng.integers(2**31)),
+        ).fit(X, y)
+        largest = 0.0
+        for a, b in cert.identities_[cert.pairs_].tolist():
+            rows = (y_test == a) | (y_test == b)
+            largest = max(largest, cert.score(X_test[rows], y_test[rows]))
+        return largest > 0
+
+    return np.array(_runs(trial, n_runs, random_state))
+
+
+def larger_of_two_trials(
+    n_runs, *, confidence=0.95, classifier=None, n_rows=40, n_features=4, random_state=0
+):
+    """Take the larger of the ROC-HT and MMD-TV certificates, each at the corrected level.
+
+    Both certificates are issued at ``family_confidence(confidence, 2)`` on
+    two identities of one distribution. Returns a dict of boolean arrays
+    (one entry per run): ``"rocht"``, ``"mmd"`` and ``"max"`` (the larger is
+    > 0, a false headline).
+    """
+    classifier = _one_nn() if classifier is None else classifier
+    level = family_confidence(confidence, 2)
+
+    def trial(rng):
+        X, y = _null_rows(rng, 2, n_rows, n_features)
+        seed = int(rng.integers(2**31))
+        roc = ROCHTCertifier(clone(classifier), confidence=level, random_state=seed)
+        mmd = MMDTVAuditor(confidence=level, n_pairs=None, random_state=seed)
+        return roc.fit(X, y).score() > 0, mmd.fit(X, y).score() > 0
+
+    out = np.array(_runs(trial, n_runs, random_state)).reshape(-1, 2)
+    return {"rocht": out[:, 0], "mmd": out[:, 1], "max": out.any(axis=1)}

@@ -105,7 +105,7 @@ def _check_classifier(classifier, owner):
             f"{owner}'s classifier must implement predict_proba or "
             f"decision_function; {type(clf).__name__} has neither."
         )
-    if hasattr(clf, "_validate_params"):
+    if hasattr(clf, "_validate_params") and hasattr(clf, "_parameter_constraints"):
         # Validated here once: the per-pair loop skips per-fit validation.
         clf._validate_params()
     return clf
