@@ -254,6 +254,7 @@ def test_select_threshold_centres_a_separating_gap():
     assert anticipated == pytest.approx(certifiable_epsilon_ceiling(5, 5))
 
 
+@pytest.mark.slow
 def test_n_jobs_and_pipeline():
     X, ids = make_identity_embeddings(6, 20, 16, noise=1.0, random_state=4)
     r1 = ROCHTCertifier(n_pairs=10, n_jobs=1).fit(X, ids).results_
@@ -291,6 +292,7 @@ def test_mechanisms_have_the_stated_structure():
         ("laplace", 2.0, 2, 4),  # Bonferroni-paid search over 4 thresholds
     ],
 )
+@pytest.mark.slow
 def test_soundness_fast_subset(mechanism, epsilon, n_identities, thresholds):
     certifier = ROCHTCertifier(
         # Soundness holds for any classifier; LDA keeps the subset fast (the

@@ -66,19 +66,19 @@ def fold_means(X, bounds, k):
 def _ragged_fold_means(X, starts, folds, k):
     """:func:`fold_means` of identities of any sizes, rows concatenated.
 
-    Identity ``j`` holds rows ``starts[j]:starts[j + 1]`` of ``X``, sorted by
-    ``folds`` (every fold present when ``k > 1``).
+    Identity ``j`` holds rows ``starts[j]:starts[j + 1]`` of ``X``, in any
+    order; ``folds`` gives each row's fold (every fold present when
+    ``k > 1``). One sparse product sums the rows of every (identity, fold).
     """
     sizes = np.diff(starts)
     identity = np.repeat(np.arange(len(sizes)), sizes)
-    total = identity_sums(X, identity, len(sizes), dtype=np.float64)
-    if k == 1:
-        return (total / sizes[:, None])[:, None, :]
-    # Sums of the segments (identity, fold): all non-empty.
     segment = identity * k + folds
     held = identity_sums(X, segment, len(sizes) * k, dtype=np.float64)
-    n_held = np.bincount(segment, minlength=len(sizes) * k).reshape(len(sizes), k)
     held = held.reshape(len(sizes), k, X.shape[1])
+    total = held.sum(axis=1)
+    if k == 1:
+        return (total / sizes[:, None])[:, None, :]
+    n_held = np.bincount(segment, minlength=len(sizes) * k).reshape(len(sizes), k)
     return (total[:, None, :] - held) / (sizes[:, None] - n_held)[:, :, None]
 
 
@@ -97,8 +97,8 @@ def centroid_oof_scores(XA, FA, k, XB, FB, starts_b, ia, jb):
         Folds (``1``: in-sample scores from the means of all rows).
     XB : ndarray of shape (n_b_rows, n_features)
         Rows of the identities in the role of B (label 1), concatenated;
-        identity ``j`` holds rows ``starts_b[j]:starts_b[j + 1]``, sorted by
-        ``FB``.
+        identity ``j`` holds rows ``starts_b[j]:starts_b[j + 1]`` (in any
+        order: a view of grouped rows needs no copy).
     FB : ndarray of shape (n_b_rows,)
         Fold of each row of ``XB`` (a B identity's folds may differ with its
         size).
@@ -123,20 +123,22 @@ def centroid_oof_scores(XA, FA, k, XB, FB, starts_b, ia, jb):
     nA, nB = XA.shape[0], len(sizes_b)
     ownA = np.empty(XA.shape[:2])
     CA = np.empty((nA, na, nB))
-    ownB = np.empty(XB.shape[0])
-    CB = np.empty((XB.shape[0], nA))
-    row_b = np.repeat(np.arange(nB), sizes_b)
     for f in range(k):
         rows = slice(bounds[f], bounds[f + 1])
         if bounds[f + 1] > bounds[f]:
             ownA[:, rows] = np.einsum("ixd,id->ix", XA[:, rows, :], MA[:, f, :])
             other = np.ascontiguousarray(MB[:, f, :])
             CA[:, rows, :] = np.matmul(XA[:, rows, :], other.T)
-        at = np.flatnonzero(FB == f)
-        if at.size:
-            Xf = XB[at]
-            ownB[at] = np.einsum("rd,rd->r", Xf, MB[row_b[at], f, :])
-            CB[at] = Xf @ np.ascontiguousarray(MA[:, f, :]).T
+    # B's rows against every fold mean of every A identity (one product, read
+    # in place), then each row's own fold; and against its own identity's
+    # fold means, one identity at a time (no copy of the rows).
+    every = XB @ MA.reshape(nA * k, -1).T
+    CB = every.reshape(-1, nA, k)[np.arange(XB.shape[0]), :, FB]
+    ownB = np.empty(XB.shape[0])
+    for j in range(nB):
+        at = slice(starts_b[j], starts_b[j + 1])
+        own = XB[at] @ MB[j].T
+        ownB[at] = own[np.arange(own.shape[0]), FB[at]]
     # The generic classifier's form: (<x, m_b> - |m_b|^2/2) - (<x, m_a> - |m_a|^2/2).
     sa = (CA[ia, :, jb] - 0.5 * sqB[jb][:, FA]) - (ownA[ia] - 0.5 * sqA[ia][:, FA])
     n_b = sizes_b[jb]

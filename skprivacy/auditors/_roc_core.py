@@ -453,12 +453,13 @@ def _cp_table(n, alpha, side):
 
 def _cp_lookup(k, n, alpha, side):
     """Clopper–Pearson bounds of counts ``k`` out of ``n`` (broadcast) from tables."""
-    k, n = np.broadcast_arrays(np.asarray(k), np.asarray(n))
-    out = np.empty(k.shape)
-    for size in np.unique(n).tolist():
-        at = n == size
-        out[at] = _cp_table(int(size), float(alpha), side)[k[at]]
-    return out
+    n = np.asarray(n)
+    sizes, inverse = np.unique(n, return_inverse=True)
+    table = np.zeros((len(sizes), int(sizes.max()) + 1 if len(sizes) else 1))
+    for i, size in enumerate(sizes.tolist()):
+        table[i, : size + 1] = _cp_table(int(size), float(alpha), side)
+    k, inverse = np.broadcast_arrays(np.asarray(k), inverse.reshape(n.shape))
+    return table[inverse, k]
 
 
 def certified_lookup(tp, n_pos, fp, n_neg, alpha):

@@ -163,10 +163,12 @@ def _groups(keys):
 
 
 # ---------------------------------------------------------------- out of fold
-def _oof_scores(Z, order, starts, counts, pairs, k, fold_seed):
+def _oof_scores(Zg, starts, counts, pairs, k, fold_seed):
     """Out-of-fold scores of pairs sharing the first size and the folds.
 
-    Returns ``(scores, n_real, n_neg)``: padded rows, A's rows first.
+    ``Zg`` holds the rows grouped by identity (identity ``c``: rows
+    ``starts[c]:starts[c + 1]``). Returns ``(scores, n_real, n_neg)``:
+    padded rows, A's rows first.
     """
     n_a = int(counts[pairs[0, 0]])
     a_ids, ia = np.unique(pairs[:, 0], return_inverse=True)
@@ -175,26 +177,31 @@ def _oof_scores(Z, order, starts, counts, pairs, k, fold_seed):
         FA = fold_vectors(n_a, int(counts[b_ids[0]]), k, fold_seed)[0]
     else:  # one row per identity: in-sample scores
         FA = np.zeros(n_a, dtype=np.intp)
-    # Rows sorted by fold: a pair's ROC does not depend on the row order.
+    # A's rows sorted by fold (a pair's ROC does not depend on the row order).
     pA = np.argsort(FA, kind="stable")
-    XA = Z[order[starts[a_ids][:, None] + pA[None, :]]]
+    XA = Zg[starts[a_ids][:, None] + pA[None, :]]
     sizes_b = counts[b_ids]
-    width = int(sizes_b.max())
-    FB = np.full((len(b_ids), width), k, dtype=np.intp)  # padding sorts last
-    for r, n_b in enumerate(sizes_b.tolist()):
-        if k >= 2:
-            FB[r, :n_b] = fold_vectors(n_a, n_b, k, fold_seed)[1]
-        else:
-            FB[r, :n_b] = 0
-    pB = np.argsort(FB, axis=1, kind="stable")
-    real = np.arange(width)[None, :] < sizes_b[:, None]
-    rows_b = order[(starts[b_ids][:, None] + pB)[real]]
-    folds_b = np.take_along_axis(FB, pB, axis=1)[real]
+    if k >= 2:
+        FB = np.concatenate(
+            [fold_vectors(n_a, n_b, k, fold_seed)[1] for n_b in sizes_b.tolist()]
+        )
+    else:
+        FB = np.zeros(int(sizes_b.sum()), dtype=np.intp)
+    if b_ids[-1] - b_ids[0] + 1 == len(b_ids):  # a range of identities: a view
+        XB = Zg[starts[b_ids[0]] : starts[b_ids[-1] + 1]]
+    else:
+        XB = Zg[np.concatenate([np.arange(starts[b], starts[b + 1]) for b in b_ids])]
     starts_b = np.r_[0, np.cumsum(sizes_b)]
-    XB = Z[rows_b]
-    S = centroid_oof_scores(XA, FA[pA], k, XB, folds_b, starts_b, ia, jb)
+    S = centroid_oof_scores(XA, FA[pA], k, XB, FB, starts_b, ia, jb)
     n_b = sizes_b[jb]
     return S, n_a + n_b, np.full(len(pairs), n_a)
+
+
+def _grouped(Z, order):
+    """Rows of ``Z`` grouped by identity (no copy when already grouped)."""
+    if np.array_equal(order, np.arange(len(order))):
+        return Z
+    return Z[order]
 
 
 def _roc_columns(S, n_real, n_neg, delta):
@@ -248,9 +255,10 @@ def audit_pairs(Z, order, starts, counts, pairs, cv, fold_seed, delta):
         "n_b": counts[pairs[:, 1]].astype(np.intp),
         "n_folds": keys[:, 1].astype(np.intp),
     }
+    Zg = _grouped(Z, order)
     for g in _groups(keys):
         k = int(keys[g[0], 1])
-        S, n_real, n_neg = _oof_scores(Z, order, starts, counts, pairs[g], k, fold_seed)
+        S, n_real, n_neg = _oof_scores(Zg, starts, counts, pairs[g], k, fold_seed)
         for key, value in _roc_columns(S, n_real, n_neg, delta).items():
             cols[key][g] = value
     return cols
@@ -365,11 +373,10 @@ def certify_pairs(
         "n_train_a": counts_tr[pairs[:, 0]].astype(np.intp),
         "n_train_b": counts_tr[pairs[:, 1]].astype(np.intp),
     }
+    Zg = _grouped(Z_train, order_tr)
     for g in _groups(keys):
         k = int(keys[g[0], 1])
-        S, n_real, n_neg = _oof_scores(
-            Z_train, order_tr, starts_tr, counts_tr, pairs[g], k, fold_seed
-        )
+        S, n_real, n_neg = _oof_scores(Zg, starts_tr, counts_tr, pairs[g], k, fold_seed)
         s, tps, fps, end = ranked_counts(S, n_real, n_neg)
         train_auc = auc_from_counts(S, n_real, n_neg, tps, fps, end)
         direction = np.where(train_auc >= 0.5, 1, -1)
