@@ -9,6 +9,15 @@ carries the mechanism's output, the others are standard Gaussian noise that is
 identically distributed for every identity. The pipeline's L2 normalisation is
 a post-processing of the whole vector, so it cannot increase ε: the true ε of
 each pair is known exactly.
+
+The false-certificate trials (``duplicated_rows_trials``,
+``per_pair_scoring_trials``, ``larger_of_two_trials``) draw every identity
+from one distribution (true ε = 0) and certify with a 1-nearest-neighbour
+classifier, which memorises its training rows: any certificate > 0 is false,
+and a sound procedure issues them at a rate of at most ``1 - confidence``
+(:func:`binomial_margin` gives the allowance for a finite number of runs).
+Used by ``tests/test_certificate_simulations.py`` and
+``benchmarks/soundness.py --honesty``.
 """
 
 import warnings
