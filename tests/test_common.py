@@ -55,6 +55,7 @@ EXPECTED_FAILED_CHECKS = {
 CHECK_PARAMS = {
     "ROCHTAuditor": {"n_pairs": 3},
     "ROCHTCertifier": {"n_pairs": 3},
+    "ReidentificationAuditor": {"n_bootstrap": 100},
 }
 
 

@@ -22,6 +22,7 @@ from skprivacy.auditors._kde import KDELRAuditor, kde_lr_alpha_sweep
 from skprivacy.auditors._linear import CentroidClassifier, PooledLDAClassifier
 from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
 from skprivacy.auditors._planning import plan_audit, smallest_resolvable_far
+from skprivacy.auditors._reid import ReidentificationAuditor
 from skprivacy.auditors._roc import ROCHTAuditor, compare_roc_audits
 from skprivacy.auditors._roc_core import (
     certifiable_epsilon_ceiling,
@@ -43,6 +44,7 @@ __all__ = [
     "PooledLDAClassifier",
     "ROCHTAuditor",
     "ROCHTCertifier",
+    "ReidentificationAuditor",
     "certifiable_epsilon_ceiling",
     "certified_epsilon_lb",
     "clopper_pearson_bound",
