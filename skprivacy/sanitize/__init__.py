@@ -4,8 +4,10 @@
 
 from skprivacy.sanitize._baselines import INLP, LEACE
 from skprivacy.sanitize._copy_detection import copy_detection_map
+from skprivacy.sanitize._cross_fit import cross_fit_transform
 from skprivacy.sanitize._file import sanitize_file
 from skprivacy.sanitize._isp import ISP
+from skprivacy.sanitize._select import select_rank
 from skprivacy.sanitize._utility import (
     attribute_probe_accuracy,
     plot_privacy_utility,
@@ -22,10 +24,12 @@ __all__ = [
     "OpenSetVerificationAuditor",
     "attribute_probe_accuracy",
     "copy_detection_map",
+    "cross_fit_transform",
     "plot_privacy_utility",
     "privacy_utility_tradeoff",
     "retrieval_precision_at_k",
     "sanitize_file",
+    "select_rank",
     "tar_at_far",
     "transfer_audit",
 ]
