@@ -15,6 +15,8 @@ from sklearn.base import BaseEstimator
 
 from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.utils import (
+    DUPLICATE_TOL,
+    duplicate_groups,
     limit_blas_threads,
     map_blas_threads,
     seed_from,
@@ -349,11 +351,15 @@ class ReidentificationAuditor(BaseEstimator):
         every row stays in the gallery. ``None`` queries every mated row.
         ``queries_sampled_`` and ``query_indices_`` record what was done.
     exclude_duplicates : bool, default=True
-        Hide from each query the exact duplicates of its own row (the same
-        L2-normalised embedding, in any identity): a copy of the query image
-        in the gallery is found trivially and says nothing about finding a
-        *new* image of the person. ``n_duplicate_queries_`` counts the queries
-        that had one.
+        Hide from each query the rows that duplicate it, in any identity:
+        exact copies and near-duplicates (cosine distance at most
+        :data:`~skprivacy.utils.DUPLICATE_TOL` = 1e-6, the groups of
+        :func:`~skprivacy.utils.duplicate_groups`: the same image recast,
+        rescaled or rounded). A copy of the query image in the gallery is
+        found trivially and says nothing about the attack a user fears,
+        finding a *new* image of the person; hence the default.
+        ``n_duplicate_queries_`` counts the queries that had one. ``False``
+        keeps them (the rate of an attacker holding the very image).
     n_bootstrap : int, default=1000
         Identity-level bootstrap replicates for ``bootstrap_ci_`` (0: none).
     n_jobs : int, default=None
@@ -398,7 +404,8 @@ class ReidentificationAuditor(BaseEstimator):
     n_tied_queries_ : int
         Queries whose top-1 decision was a tie (counted as failures).
     n_duplicate_queries_ : int
-        Audited queries with an exact duplicate elsewhere in the data.
+        Audited queries with an exact or near-duplicate elsewhere in the
+        data (counted whether or not they were hidden).
     n_non_mated_rows_ : int
         Rows that cannot be queries: no other row of their identity is left
         in the gallery (single-row identities, or only duplicates). They stay
@@ -434,7 +441,7 @@ class ReidentificationAuditor(BaseEstimator):
     -----
     **Search.** Rows are L2-normalised and the similarity is the cosine. The
     query's own row is never in its gallery (leave-one-out), nor, with
-    ``exclude_duplicates=True``, its exact duplicates. Products run in blocks
+    ``exclude_duplicates=True``, its duplicates. Products run in blocks
     of 256 queries against chunks of about 8,192 gallery rows (whole
     identities), reduced to per-identity maxima in cache: memory stays at a
     few score chunks per thread whatever the size, and float32 input is
@@ -544,7 +551,7 @@ class ReidentificationAuditor(BaseEstimator):
         seed = seed_from(self.random_state)
 
         # Hidden rows per query: its own row and, optionally, its duplicates.
-        dup_group = _exact_duplicate_groups(Zg) if self.exclude_duplicates else None
+        dup_group = _duplicate_group_ids(Zg) if self.exclude_duplicates else None
         if dup_group is not None:
             group_size = np.bincount(dup_group)
             has_dup = group_size[dup_group] > 1
@@ -570,7 +577,7 @@ class ReidentificationAuditor(BaseEstimator):
             )
             raise ValueError(
                 "No row can be a query: every identity has a single usable row "
-                "(after hiding exact duplicates), so there is nothing to "
+                "(after hiding duplicates), so there is nothing to "
                 "re-identify. Re-identification needs at least one identity "
                 f"with two distinct rows.{hint}"
             )
@@ -748,32 +755,18 @@ class ReidentificationAuditor(BaseEstimator):
         return tags
 
 
-def _exact_duplicate_groups(Z):
-    """Group index of each row: rows with identical bytes share a group.
+def _duplicate_group_ids(Z):
+    """Duplicate group of every row; rows without a duplicate get their own.
 
-    One integer pass over ``Z`` (a multiplicative hash of the row's 32-bit
-    words), a sort of the hashes, and a byte comparison inside each group of
-    equal hashes, so a hash collision can never merge two different rows.
+    Groups are those of :func:`~skprivacy.utils.duplicate_groups` (cosine
+    distance at most ``DUPLICATE_TOL``): copies of one image, recast,
+    rescaled or rounded, fall in one group.
     """
-    Z = np.ascontiguousarray(Z)
-    n = Z.shape[0]
-    words = Z.view(np.uint32).reshape(n, -1)
-    coeffs = np.random.default_rng(0).integers(
-        1, np.iinfo(np.uint64).max, size=words.shape[1], dtype=np.uint64
-    ) | np.uint64(1)
-    h = np.zeros(n, dtype=np.uint64)
-    for s in range(0, n, 4096):  # bounded temporaries
-        h[s : s + 4096] = (words[s : s + 4096].astype(np.uint64) * coeffs).sum(axis=1)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
-    group = first[inverse].astype(np.intp)  # representative row of each hash
-    suspect = np.flatnonzero(group != np.arange(n))
-    if suspect.size:
-        same = np.all(words[suspect] == words[group[suspect]], axis=1)
-        # A collision (different bytes, equal hash) gets its own group.
-        group[suspect[~same]] = suspect[~same]
-    _, group = np.unique(group, return_inverse=True)
-    return group.ravel().astype(np.intp)
+    groups, _ = duplicate_groups(Z, tol=DUPLICATE_TOL)
+    alone = groups < 0
+    groups = groups.copy()
+    groups[alone] = groups.max() + 1 + np.arange(int(alone.sum()))
+    return groups
 
 
 def _hidden_rows(qb, dup_group):
