@@ -16,7 +16,6 @@ from sklearn.base import BaseEstimator
 from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.utils import (
     DUPLICATE_TOL,
-    duplicate_groups,
     limit_blas_threads,
     map_blas_threads,
     seed_from,
@@ -58,7 +57,32 @@ def _identity_chunks(starts, target):
     return out
 
 
-def _loo_block(Zg, starts, own, qpos, excl_query, excl_row, n_neighbors, chunks):
+def _duplicate_threshold(dtype, d):
+    """Scores below this cannot belong to a near-duplicate of the query.
+
+    A near-duplicate has cosine at least ``1 - DUPLICATE_TOL``; the product
+    in ``dtype`` may be off by about ``d`` rounding errors, so the shortlist
+    keeps a margin of ``4 d eps`` (2.4e-4 for float32 at d = 512; distinct
+    face images lie at cosine distances above 1e-3).
+    """
+    return 1.0 - DUPLICATE_TOL - 1e-9 - 4.0 * d * float(np.finfo(dtype).eps)
+
+
+def _near_duplicates(Zg, q_row, rows):
+    """Which ``rows`` are within ``DUPLICATE_TOL`` of row ``q_row``, exactly.
+
+    Decided in float64 on re-normalised rows, by the cosine distance
+    ``||a - b||^2 / 2`` (the rule of :func:`~skprivacy.utils.duplicate_groups`).
+    """
+    a = Zg[q_row].astype(np.float64)
+    a /= np.linalg.norm(a)
+    B = Zg[rows].astype(np.float64)
+    B /= np.linalg.norm(B, axis=1, keepdims=True)
+    diff = B - a
+    return 0.5 * np.einsum("ij,ij->i", diff, diff) <= DUPLICATE_TOL
+
+
+def _loo_block(Zg, starts, own, qpos, n_neighbors, chunks, hide_duplicates):
     """Leave-one-out search of one block of queries against every gallery row.
 
     Parameters
@@ -70,25 +94,26 @@ def _loo_block(Zg, starts, own, qpos, excl_query, excl_row, n_neighbors, chunks)
         Identity offsets into ``Zg``.
     own : ndarray of shape (n_block,)
         Identity code of each query.
-    qpos : ndarray of shape (n_block,)
-        Row of each query in ``Zg``.
-    excl_query, excl_row : ndarray of shape (n_excluded,)
-        Gallery rows hidden from a query (its own row and, optionally, its
-        duplicates): row ``excl_row[e]`` is hidden from query
-        ``excl_query[e]`` (an index into the block). Sorted by ``excl_row``.
+    qpos : ndarray of shape (n_block,), sorted
+        Row of each query in ``Zg`` (its own row, never in its gallery).
     n_neighbors : int
         Neighbours voting for the top-1 decision.
     chunks : list of (int, int)
         Identity runs (see :func:`_identity_chunks`).
+    hide_duplicates : bool
+        Whether near-duplicates of a query are hidden from its gallery (they
+        are found and counted either way).
 
     Returns
     -------
     out : dict
-        ``rank`` (1 + the number of other identities whose best row scores
-        at least as high as the query's best own row), ``tie`` (an other
-        identity's best equals the own best) and, with ``n_neighbors > 1``,
-        ``vote`` (whether the own identity strictly wins the vote) and
-        ``vote_tie``.
+        Per query: ``rank`` (1 + the number of other identities whose best
+        row scores at least as high as the query's best own row; the number
+        of identities when no own row is left), ``tie`` (an other identity's
+        best equals the own best), ``n_dup`` and ``n_dup_own`` (gallery rows
+        that near-duplicate the query, in all and in its own identity) and,
+        with ``n_neighbors > 1``, ``vote`` (the own identity strictly wins the
+        vote) and ``vote_tie``.
     """
     b = qpos.shape[0]
     n_ids = starts.shape[0] - 1
@@ -102,14 +127,32 @@ def _loo_block(Zg, starts, own, qpos, excl_query, excl_row, n_neighbors, chunks)
         top_val = np.full((k + 1, b), -np.inf, dtype=dtype)
         top_row = np.full((k + 1, b), -1, dtype=np.intp)
     cols = np.arange(b)
+    shortlist = _duplicate_threshold(dtype, Zg.shape[1])
+    dup_q, dup_row = [], []
     for i, j in chunks:
         r0, r1 = int(starts[i]), int(starts[j])
         S = buf[: r1 - r0]
         np.matmul(Zg[r0:r1], Qt, out=S)
-        lo, hi = np.searchsorted(excl_row, [r0, r1])
-        if hi > lo:
-            S[excl_row[lo:hi] - r0, excl_query[lo:hi]] = -np.inf
-        np.maximum.reduceat(S, starts[i:j] - r0, axis=0, out=best[i:j])
+        lo, hi = np.searchsorted(qpos, [r0, r1])
+        S[qpos[lo:hi] - r0, cols[lo:hi]] = -np.inf  # leave one out
+        seg = starts[i:j] - r0
+        chunk_best = best[i:j]
+        np.maximum.reduceat(S, seg, axis=0, out=chunk_best)
+        # Near-duplicates score at the top of their identity: only segments
+        # whose best reaches the shortlist threshold are looked into.
+        for s_id, q in zip(*np.nonzero(chunk_best >= shortlist)):
+            rows = seg[s_id] + np.flatnonzero(
+                S[seg[s_id] : int(starts[i + s_id + 1]) - r0, q] >= shortlist
+            )
+            dup = rows[_near_duplicates(Zg, qpos[q], rows + r0)]
+            if dup.size:
+                dup_q.append(np.full(dup.size, q))
+                dup_row.append(dup + r0)
+                if hide_duplicates:
+                    S[dup, q] = -np.inf
+                    chunk_best[s_id, q] = S[
+                        seg[s_id] : int(starts[i + s_id + 1]) - r0, q
+                    ].max()
         if k > 1:
             # Running k + 1 best rows per query (one more than voted, to see
             # ties at the k-th place).
@@ -122,41 +165,50 @@ def _loo_block(Zg, starts, own, qpos, excl_query, excl_row, n_neighbors, chunks)
             ]
             top_val = np.take_along_axis(cand_val, keep, 0)
             top_row = np.take_along_axis(cand_row, keep, 0)
+    dup_q = np.concatenate(dup_q) if dup_q else np.empty(0, dtype=np.intp)
+    dup_row = np.concatenate(dup_row) if dup_row else np.empty(0, dtype=np.intp)
+    codes_of_row = np.repeat(np.arange(n_ids), np.diff(starts))
     own_best = best[own, cols].copy()
     best[own, cols] = -np.inf
     other_best = best.max(axis=0)
     n_ge = np.count_nonzero(best >= own_best, axis=0)
-    # An own identity with no row left (every other row a hidden duplicate)
-    # cannot be found: rank = n_identities.
     found = own_best > -np.inf
-    rank = np.where(found, n_ge + 1, n_ids)
     out = {
-        "rank": rank.astype(np.intp),
+        "rank": np.where(found, n_ge + 1, n_ids).astype(np.intp),
         "tie": found & (other_best == own_best),
+        "n_dup": np.bincount(dup_q, minlength=b),
+        "n_dup_own": np.bincount(
+            dup_q[codes_of_row[dup_row] == own[dup_q]], minlength=b
+        ),
     }
     if k > 1:
+        hidden_q, hidden_row = cols, qpos
+        if hide_duplicates:
+            hidden_q = np.concatenate([cols, dup_q])
+            hidden_row = np.concatenate([qpos, dup_row])
         out.update(
-            _vote(top_val, top_row, Zg, starts, own, qpos, excl_query, excl_row, k)
+            _vote(
+                top_val, top_row, Zg, codes_of_row, own, qpos, hidden_q, hidden_row, k
+            )
         )
     return out
 
 
-def _vote(top_val, top_row, Zg, starts, own, qpos, excl_query, excl_row, k):
+def _vote(top_val, top_row, Zg, codes_of_row, own, qpos, hidden_q, hidden_row, k):
     """Majority vote of the ``k`` nearest rows; ties at the k-th place resolved.
 
     The ``k`` nearest rows are ordered by score, then by gallery row (lower
     first); queries with a tie at the k-th place are re-scored alone to apply
-    that rule.
+    that rule (``hidden_row[e]`` is hidden from query ``hidden_q[e]``).
     """
     order = np.argsort(-top_val, axis=0, kind="stable")
     val = np.take_along_axis(top_val, order, 0)
     row = np.take_along_axis(top_row, order, 0)
     boundary_tie = val[k - 1] == val[k]
-    codes_of_row = np.repeat(np.arange(starts.shape[0] - 1), np.diff(starts))
     nearest = row[:k].copy()
     for q in np.flatnonzero(boundary_tie & (val[k - 1] > -np.inf)):
         s = Zg @ Zg[qpos[q]]
-        s[excl_row[excl_query == q]] = -np.inf
+        s[hidden_row[hidden_q == q]] = -np.inf
         nearest[:, q] = np.lexsort((np.arange(s.shape[0]), -s))[:k]
     nb_codes = codes_of_row[nearest]  # (k, b)
     # Votes for each neighbour's identity, by pairwise comparison (k is small).
@@ -353,13 +405,13 @@ class ReidentificationAuditor(BaseEstimator):
     exclude_duplicates : bool, default=True
         Hide from each query the rows that duplicate it, in any identity:
         exact copies and near-duplicates (cosine distance at most
-        :data:`~skprivacy.utils.DUPLICATE_TOL` = 1e-6, the groups of
+        :data:`~skprivacy.utils.DUPLICATE_TOL` = 1e-6, the rule of
         :func:`~skprivacy.utils.duplicate_groups`: the same image recast,
         rescaled or rounded). A copy of the query image in the gallery is
         found trivially and says nothing about the attack a user fears,
         finding a *new* image of the person; hence the default.
         ``n_duplicate_queries_`` counts the queries that had one. ``False``
-        keeps them (the rate of an attacker holding the very image).
+        keeps them (the rate of an attacker who holds the very image).
     n_bootstrap : int, default=1000
         Identity-level bootstrap replicates for ``bootstrap_ci_`` (0: none).
     n_jobs : int, default=None
@@ -441,11 +493,14 @@ class ReidentificationAuditor(BaseEstimator):
     -----
     **Search.** Rows are L2-normalised and the similarity is the cosine. The
     query's own row is never in its gallery (leave-one-out), nor, with
-    ``exclude_duplicates=True``, its duplicates. Products run in blocks
+    ``exclude_duplicates=True``, its near-duplicates. Products run in blocks
     of 256 queries against chunks of about 8,192 gallery rows (whole
     identities), reduced to per-identity maxima in cache: memory stays at a
     few score chunks per thread whatever the size, and float32 input is
-    computed in float32.
+    computed in float32. Duplicates come out of the same products: a
+    near-duplicate is the best row of its identity, so only identities whose
+    best score is within rounding of 1 are examined, and their candidate rows
+    are decided on the exact float64 distance.
 
     **Ties** count against the attacker: a query is re-identified only when
     its own identity's best row scores strictly higher than every other
@@ -550,83 +605,57 @@ class ReidentificationAuditor(BaseEstimator):
         own_all = np.repeat(np.arange(data.n_identities), counts)
         seed = seed_from(self.random_state)
 
-        # Hidden rows per query: its own row and, optionally, its duplicates.
-        dup_group = _duplicate_group_ids(Zg) if self.exclude_duplicates else None
-        if dup_group is not None:
-            group_size = np.bincount(dup_group)
-            has_dup = group_size[dup_group] > 1
-            # Duplicates inside the own identity reduce the own gallery.
-            key = dup_group * data.n_identities + own_all
-            _, key_inv, key_count = np.unique(
-                key, return_inverse=True, return_counts=True
-            )
-            same = key_count[key_inv.ravel()] - 1
-            n_hidden = group_size[dup_group] - 1
-        else:
-            has_dup = np.zeros(n, dtype=bool)
-            same = np.zeros(n, dtype=np.intp)
-            n_hidden = np.zeros(n, dtype=np.intp)
-        a_all = counts[own_all] - 1 - same
-        mated = np.flatnonzero(a_all > 0)
+        mated = np.flatnonzero(counts[own_all] > 1)
         if mated.size == 0:
-            hint = (
-                " With 1 feature(s), every L2-normalised row is +1 or -1, so all "
-                "rows are duplicates."
-                if Zg.shape[1] == 1
-                else ""
-            )
-            raise ValueError(
-                "No row can be a query: every identity has a single usable row "
-                "(after hiding duplicates), so there is nothing to "
-                "re-identify. Re-identification needs at least one identity "
-                f"with two distinct rows.{hint}"
-            )
+            raise ValueError(self._no_query_message(Zg.shape[1]))
         sampled = self.max_queries is not None and mated.size > self.max_queries
         if sampled:
             rng = np.random.default_rng([seed, 0])
             queries = np.sort(rng.choice(mated, size=self.max_queries, replace=False))
         else:
             queries = mated
-        own = own_all[queries]
 
         blocks = [
             queries[s : s + _QUERY_BLOCK] for s in range(0, queries.size, _QUERY_BLOCK)
         ]
         chunks = _identity_chunks(starts, _CHUNK_ROWS)
         k = self.n_neighbors
-        tasks = []
-        for qb in blocks:
-            eq, er = _hidden_rows(qb, dup_group)
-            tasks.append((qb, own_all[qb], eq, er))
+        hide = self.exclude_duplicates
 
-        def run(task):
-            qb, ob, eq, er = task
-            return _loo_block(Zg, starts, ob, qb, eq, er, k, chunks)
+        def run(qb):
+            return _loo_block(Zg, starts, own_all[qb], qb, k, chunks, hide)
 
         if effective_n_jobs(self.n_jobs) == 1:
-            outs = map_blas_threads(run, tasks)
+            outs = map_blas_threads(run, blocks)
         else:
             with limit_blas_threads(1):
                 outs = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                    delayed(_loo_block)(Zg, starts, ob, qb, eq, er, k, chunks)
-                    for qb, ob, eq, er in tasks
+                    delayed(_loo_block)(Zg, starts, own_all[qb], qb, k, chunks, hide)
+                    for qb in blocks
                 )
-        rank = np.concatenate([o["rank"] for o in outs])
-        if k > 1:
-            success = np.concatenate([o["vote"] for o in outs])
-            tie = np.concatenate([o["vote_tie"] for o in outs])
+
+        def gather(key):
+            return np.concatenate([o[key] for o in outs])
+
+        rank, n_dup, n_dup_own = gather("rank"), gather("n_dup"), gather("n_dup_own")
+        own = own_all[queries]
+        if hide:
+            a = counts[own] - 1 - n_dup_own
+            g = n - 1 - n_dup
         else:
-            success = rank == 1
-            tie = np.concatenate([o["tie"] for o in outs])
-        topk = rank <= self.top_k
-        chance1, chancek = _chances(
-            counts,
-            own,
-            a_all[queries],
-            n - 1 - n_hidden[queries],
-            k,
-            self.top_k,
-        )
+            a, g = counts[own] - 1, np.full(queries.size, n - 1)
+        # A query whose every other own row is a hidden duplicate has no mate.
+        mate = a > 0
+        if not mate.any():
+            raise ValueError(self._no_query_message(Zg.shape[1]))
+        if k > 1:
+            success, tie = gather("vote"), gather("vote_tie")
+        else:
+            success, tie = rank == 1, gather("tie")
+        n_non_mated = int(n - mated.size + (~mate).sum())
+        queries, own, rank, n_dup = queries[mate], own[mate], rank[mate], n_dup[mate]
+        success, tie, a, g = success[mate], tie[mate], a[mate], g[mate]
+        chance1, chancek = _chances(counts, own, a, g, k, self.top_k)
         return {
             "data": data,
             "order": order,
@@ -634,14 +663,29 @@ class ReidentificationAuditor(BaseEstimator):
             "own": own,
             "success": success,
             "tie": tie,
-            "topk": topk,
+            "topk": rank <= self.top_k,
             "chance1": chance1,
             "chancek": chancek,
-            "has_dup": has_dup[queries],
-            "n_non_mated": int(n - mated.size),
+            "has_dup": n_dup > 0,
+            "n_non_mated": n_non_mated,
             "sampled": bool(sampled),
             "seed": seed,
         }
+
+    @staticmethod
+    def _no_query_message(n_features):
+        hint = (
+            " With 1 feature(s), every L2-normalised row is +1 or -1, so all "
+            "rows are duplicates."
+            if n_features == 1
+            else ""
+        )
+        return (
+            "No row can be a query: every identity has a single usable row "
+            "(after hiding duplicates), so there is nothing to re-identify. "
+            "Re-identification needs at least one identity with two distinct "
+            f"rows.{hint}"
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -753,39 +797,3 @@ class ReidentificationAuditor(BaseEstimator):
         tags.target_tags.required = True
         tags.input_tags.allow_nan = True
         return tags
-
-
-def _duplicate_group_ids(Z):
-    """Duplicate group of every row; rows without a duplicate get their own.
-
-    Groups are those of :func:`~skprivacy.utils.duplicate_groups` (cosine
-    distance at most ``DUPLICATE_TOL``): copies of one image, recast,
-    rescaled or rounded, fall in one group.
-    """
-    groups, _ = duplicate_groups(Z, tol=DUPLICATE_TOL)
-    alone = groups < 0
-    groups = groups.copy()
-    groups[alone] = groups.max() + 1 + np.arange(int(alone.sum()))
-    return groups
-
-
-def _hidden_rows(qb, dup_group):
-    """Gallery rows hidden from each query of a block, sorted by row.
-
-    Returns ``(excl_query, excl_row)``: the query's own row, plus every other
-    row of its duplicate group when ``dup_group`` is given.
-    """
-    local = np.arange(qb.size)
-    if dup_group is None:
-        return local, qb.copy()
-    order = np.argsort(dup_group, kind="stable")
-    grp_sorted = dup_group[order]
-    g = dup_group[qb]
-    lo = np.searchsorted(grp_sorted, g, side="left")
-    hi = np.searchsorted(grp_sorted, g, side="right")
-    sizes = hi - lo
-    eq = np.repeat(local, sizes)
-    offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    er = order[np.repeat(lo, sizes) + offsets]
-    srt = np.argsort(er, kind="stable")
-    return eq[srt], er[srt]
