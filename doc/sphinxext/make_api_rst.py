@@ -19,7 +19,8 @@ SECTIONS = {
     "skprivacy.auditors": (
         "ε auditors over identity pairs",
         "Paper 000: per-pair ε point estimates (GaussMech, KDE-LR, MMD-TV, ROC-HT), "
-        "certificates (reserved-test ROC-HT, certified MMD-TV) and their controls.",
+        "certificates (reserved-test ROC-HT, certified MMD-TV) and their controls; "
+        "the leave-one-out re-identification attack.",
     ),
     "skprivacy.membership": (
         "Membership geometry",
@@ -32,8 +33,9 @@ SECTIONS = {
     ),
     "skprivacy.sanitize": (
         "Sanitization",
-        "Paper 003: identity sanitization projection (ISP), baselines and the "
-        "open-set verification audit.",
+        "Paper 003: identity sanitization projection (ISP), baselines, the "
+        "open-set verification audit, cross-fitted erasure and the smallest rank "
+        "that meets a leakage target.",
     ),
     "skprivacy.stats": (
         "Two-sample tests and bootstrap intervals",

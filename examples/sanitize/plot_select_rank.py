@@ -1,118 +1,74 @@
 """
-Choosing ISP's rank: the most private ``r`` within a utility tolerance
-======================================================================
+Erase to a target: the smallest ISP rank with a confidence statement
+====================================================================
 
-:class:`~skprivacy.sanitize.ISP` drops into any scikit-learn pipeline. Here
-the pipeline's ``y`` is a downstream target (the capture condition of the Yale
-Faces images), not the identity, so the identity labels reach ISP through
-scikit-learn's *metadata routing*: ``ISP().set_fit_request(ids=True)`` and
-``search.fit(X, condition, ids=ids, groups=ids)``.
+:func:`~skprivacy.sanitize.select_rank` answers "how much must I erase?": for
+each rank it cross-fits the eraser (every identity transformed by an
+:class:`~skprivacy.sanitize.ISP` fitted on the *other* identities), measures
+open-set verification TAR at a fixed FAR on that output with an upper
+confidence bound that treats people (not pairs) as the independent draws,
+and returns the smallest rank whose bound is at or below the target. The
+bounds hold jointly over every rank tried, and the utility of each rank, on a
+task we name, sits in the same table.
 
-Two grid searches over ``n_components`` share the same identity-disjoint folds
-(:class:`~sklearn.model_selection.GroupKFold`):
-
-1. **leakage**: ``make_pipeline(ISP(), OpenSetVerificationAuditor())`` scored
-   with :func:`~skprivacy.metrics.leakage_scorer` (minus the open-set TAR, so
-   larger = more private);
-2. **utility**: ``Pipeline([("isp", ISP()), ("clf", LogisticRegression())])``
-   scored by condition accuracy on people not seen in training.
-
-A custom ``refit`` callable then picks, among the ranks whose utility is within
-a tolerance of the best, the one with the lowest leakage.
+The data are synthetic with a known answer: identity lives in 8 of 64
+dimensions, and a 3-class attribute (the utility task) in others.
 """
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-import sklearn
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, GroupKFold
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.model_selection import GroupKFold, cross_val_score
 
-from skprivacy.datasets import load_yale_faces
-from skprivacy.metrics import leakage_scorer
-from skprivacy.sanitize import ISP, OpenSetVerificationAuditor
+from skprivacy.datasets import make_identity_embeddings
+from skprivacy.sanitize import ISP, select_rank
 
-faces = load_yale_faces(encoder="hog_pca128")
-X, ids, condition = faces.data, faces.identity, faces.condition
-grid = {"isp__n_components": [0, 1, 2, 3, 4, 6, 8]}
-cv = GroupKFold(n_splits=3)  # 10 training identities per fold: r <= 9
+X, ids, attribute = make_identity_embeddings(
+    200,
+    8,
+    64,
+    n_identity_dims=8,
+    separation=2.0,
+    n_attribute_classes=3,
+    attribute_strength=0.3,
+    random_state=0,
+)
+
+
+def utility(Z):
+    """Attribute accuracy on people the probe was not trained on."""
+    probe = LogisticRegression(max_iter=1000)
+    return cross_val_score(probe, Z, attribute, groups=ids, cv=GroupKFold(3)).mean()
+
+
+TARGET = 0.05
+result = select_rank(
+    ISP(), X, ids, target=TARGET, far=1e-3, cv=5, scoring=utility, random_state=0
+)
+table = result.table_
+print(f"smallest rank meeting TAR@FAR=1e-3 <= {TARGET}: {result.rank_}")
+print(table[["rank", "tar", "tar_upper", "reid_rate", "utility", "meets_target"]])
 
 # %%
-# Leakage of each rank
-# --------------------
-# The pipeline's ``y`` is the identity here, so no routing is needed. With
-# ~5 test identities per fold, only a FAR of 1e-2 is resolvable.
-leak_search = GridSearchCV(
-    make_pipeline(ISP(), OpenSetVerificationAuditor(far=1e-2, random_state=0)),
-    grid,
-    scoring=leakage_scorer,
-    cv=cv,
-    refit=False,
-)
-leak_search.fit(X, ids, groups=ids)
-tar = -leak_search.cv_results_["mean_test_score"]  # TAR at FAR = 1e-2
-
-# %%
-# Utility of each rank, with the identities routed as metadata
-# ------------------------------------------------------------
-TOLERANCE = 0.02  # accept up to 2 points of condition accuracy lost
-
-
-def most_private_within_tolerance(cv_results):
-    """Refit rule: lowest leakage among ranks with near-best utility."""
-    utility = np.asarray(cv_results["mean_test_score"])
-    ok = np.flatnonzero(utility >= utility.max() - TOLERANCE)
-    return int(ok[np.argmin(tar[ok])])
-
-
-with sklearn.config_context(enable_metadata_routing=True):
-    pipe = Pipeline(
-        [
-            ("isp", ISP().set_fit_request(ids=True)),
-            ("clf", LogisticRegression(max_iter=1000)),
-        ]
-    )
-    search = GridSearchCV(pipe, grid, cv=cv, refit=most_private_within_tolerance)
-    search.fit(X, condition, ids=ids, groups=ids)
-
-results = pd.DataFrame(
-    {
-        "n_components": grid["isp__n_components"],
-        "TAR@FAR=1e-2": tar,
-        "condition accuracy": search.cv_results_["mean_test_score"],
-    }
-)
-print(results.round(3).to_string(index=False))
-print("selected:", search.best_params_)
-
-# %%
-# The selected pipeline is refitted on all data (identities still routed), and
-# its ISP step can be exported as a plain matrix with ``to_npz``.
-chosen = search.best_estimator_.named_steps["isp"]
-print("removed directions:", chosen.n_components_)
-print("share of between-identity energy removed:", chosen.explained_energy_ratio_.sum())
-
-fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
-ax.plot(
-    results["n_components"],
-    results["TAR@FAR=1e-2"],
-    "o-",
-    color="C3",
-    label="TAR at FAR=1e-2 (leakage)",
-)
-ax.plot(
-    results["n_components"],
-    results["condition accuracy"],
-    "s--",
-    color="C0",
-    label="condition accuracy (utility)",
-)
-ax.axvline(
-    search.best_params_["isp__n_components"], color="grey", ls=":", label="selected r"
-)
-ax.set_xlabel("n_components (r)")
-ax.set_ylim(0, 1)
-ax.legend()
+# Leakage, its bound and utility by rank
+# --------------------------------------
+# The chosen rank is the first whose *bound*, not its point estimate, is at
+# or below the target. Ranks beyond the identity subspace erase the attribute
+# as well, and utility falls.
+positions = range(len(table))
+fig, ax = plt.subplots(figsize=(6.5, 4), constrained_layout=True)
+ax.plot(positions, table["tar"], "o-", color="C3", label="TAR at FAR=1e-3")
+ax.plot(positions, table["tar_upper"], "v--", color="C3", label="its upper bound")
+ax.plot(positions, table["utility"], "s-", color="C0", label="attribute accuracy")
+ax.axhline(TARGET, color="grey", lw=1, label="target")
+ax.axvline(list(table["rank"]).index(result.rank_), color="k", ls=":", label="rank_")
+ax.set_xticks(list(positions), [str(r) for r in table["rank"]])
+ax.set_xlabel("ISP rank (n_components)")
+ax.set_ylim(-0.02, 1.02)
+ax.legend(loc="center right")
 plt.show()
+
+# %%
+# The chosen eraser, fitted on every row, is ready to export
+# (:meth:`~skprivacy.sanitize.ISP.to_npz`).
+print(result.eraser_.n_components_, result.eraser_.components_.shape)

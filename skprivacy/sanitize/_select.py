@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import Bunch
 
 from skprivacy.auditors import ReidentificationAuditor
-from skprivacy.exceptions import UnresolvableRateWarning
+from skprivacy.exceptions import FewDimensionsLeftWarning, UnresolvableRateWarning
 from skprivacy.sanitize._cross_fit import _cross_fit, _identity_splits
 from skprivacy.sanitize._verification import (
     _genuine_scores,
@@ -301,7 +301,7 @@ def select_rank(
        conservative for rates in between, which are less spread).
 
     With zero accepts the bound is ``1 - (alpha/2)^(1/m)``: about
-    ``3.7 / m`` at 95% over 5 ranks. A target below that cannot be met with
+    ``5.3 / m`` at 95% over 5 ranks. A target below that cannot be met with
     ``m`` identities, however good the eraser; the warning says so.
 
     The re-identification bound applies step 2 to the per-identity
@@ -360,7 +360,12 @@ def select_rank(
     unresolvable = None
     for r in ranks:
         est = clone(eraser).set_params(**{param_name: r})
-        Z = np.asarray(_cross_fit(est, Xc, yc, splits, n_jobs=n_jobs), dtype=np.float64)
+        with warnings.catch_warnings():
+            # Large ranks leave few dimensions by design of the sweep; the
+            # table shows what they cost.
+            warnings.simplefilter("ignore", FewDimensionsLeftWarning)
+            Z = _cross_fit(est, Xc, yc, splits, n_jobs=n_jobs)
+        Z = np.asarray(Z, dtype=np.float64)
         row = {"rank": r}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -381,7 +386,8 @@ def select_rank(
         row["meets_target"] = bool(bound <= target)
         rows.append(row)
     if unresolvable is not None:
-        warnings.warn(str(unresolvable), UnresolvableRateWarning, stacklevel=2)
+        # stacklevel 3: the caller of select_rank, past validate_params.
+        warnings.warn(str(unresolvable), UnresolvableRateWarning, stacklevel=3)
     table = pd.DataFrame(rows)
     table = table[
         [
@@ -414,7 +420,7 @@ def select_rank(
             f"tried, no bound can fall below {floor:.3g}; audit more people or "
             "try fewer ranks.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     fitted = None
     if rank is not None:
