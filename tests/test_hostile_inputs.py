@@ -32,6 +32,7 @@ from skprivacy import (
     OpenSetVerificationAuditor,
     PooledLDAClassifier,
     PrototypeAttacker,
+    ReidentificationAuditor,
     RenyiPressure,
     RetrievalAttacker,
     ROCHTAuditor,
@@ -57,6 +58,7 @@ FAST = {
     "LEACE": {"n_components": 2},
     "INLP": {"max_iter": 2},
     "MLPAttacker": {"hidden_layer_sizes": (8,), "max_iter": 20},
+    "ReidentificationAuditor": {"n_bootstrap": 50},
 }
 LABELLED = [
     GaussMechAuditor,
@@ -76,6 +78,7 @@ LABELLED = [
     INLP,
     CentroidClassifier,
     PooledLDAClassifier,
+    ReidentificationAuditor,
 ]
 
 
@@ -345,7 +348,12 @@ def _xy_callables():
     )
     from skprivacy.membership import pair_cos, penalised_logit, prototype_ce, vmf_kappa
     from skprivacy.pressure import pressure_ladder
-    from skprivacy.sanitize import attribute_probe_accuracy, retrieval_precision_at_k
+    from skprivacy.sanitize import (
+        attribute_probe_accuracy,
+        cross_fit_transform,
+        retrieval_precision_at_k,
+        select_rank,
+    )
     from skprivacy.utils import validate_identity_data
 
     class _Probe(skprivacy.ISP):
@@ -363,6 +371,18 @@ def _xy_callables():
         _function("residual_gaussianity", residual_gaussianity),
         _function("attribute_probe_accuracy", attribute_probe_accuracy, cv=2),
         _function("retrieval_precision_at_k", retrieval_precision_at_k),
+        _function(
+            "cross_fit_transform",
+            lambda X, y: cross_fit_transform(skprivacy.ISP(2), X, y, cv=2),
+        ),
+        _function(
+            "select_rank",
+            lambda X, y: (
+                select_rank(
+                    skprivacy.ISP(), X, y, target=0.5, far=0.1, cv=2, ranks=[0, 1]
+                ).table_
+            ),
+        ),
         _function(
             "validate_identity_data",
             lambda X, y: validate_identity_data(_Probe(), X, y),
