@@ -273,11 +273,11 @@ def _true_tar(ranks, far, rng, n=100_000):
 def test_false_target_met_rate_over_the_family_of_ranks():
     # Identities differ strongly in how verifiable they are, so pairs of one
     # identity are far from independent. True TAR at far = 1e-2 per rank:
-    # about 0.51, 0.13, 0.065 and 0.026: "met" is false at ranks 0 and 12.
+    # about 0.51, 0.13 and 0.027: "met" is false at ranks 0 and 12.
     rng = np.random.default_rng(0)
-    ranks, far, target, runs = [0, 12, 13, 14], 1e-2, 0.11, 200
+    ranks, far, target, runs = [0, 12, 14], 1e-2, 0.11, 200
     truth = dict(zip(ranks, _true_tar(ranks, far, rng)))
-    assert truth[12] > target + 0.01 and truth[13] < target - 0.03
+    assert truth[12] > target + 0.01 and truth[14] < target - 0.05
     false_met = naive_false = 0
     for run in range(runs):
         means = _planted_means(120, rng)
