@@ -239,13 +239,16 @@ def test_identity_of_duplicates_only_is_not_queried():
 def test_float32_is_computed_in_float32(monkeypatch):
     X, ids = make_identity_embeddings(10, 6, 8, random_state=0)
     seen = []
-    original = _reid._loo_block
+    # The globals the class runs with (doctest collection may import a copy
+    # of the module under the same name).
+    namespace = ReidentificationAuditor._audit.__globals__
+    original = namespace["_loo_block"]
 
     def spy(Zg, *args):
         seen.append(Zg.dtype)
         return original(Zg, *args)
 
-    monkeypatch.setattr(_reid, "_loo_block", spy)
+    monkeypatch.setitem(namespace, "_loo_block", spy)
     a32 = ReidentificationAuditor(n_bootstrap=0).fit(X.astype(np.float32), ids)
     assert set(seen) == {np.dtype(np.float32)}
     a64 = ReidentificationAuditor(n_bootstrap=0).fit(X, ids)
@@ -256,8 +259,9 @@ def test_float32_is_computed_in_float32(monkeypatch):
 def test_blocks_and_chunks_do_not_change_results(monkeypatch, k):
     X, ids = _unequal(9, n_ids=14)
     ref = ReidentificationAuditor(n_neighbors=k, n_bootstrap=0).fit(X, ids)
-    monkeypatch.setattr(_reid, "_QUERY_BLOCK", 7)
-    monkeypatch.setattr(_reid, "_CHUNK_ROWS", 5)
+    namespace = ReidentificationAuditor._audit.__globals__
+    monkeypatch.setitem(namespace, "_QUERY_BLOCK", 7)
+    monkeypatch.setitem(namespace, "_CHUNK_ROWS", 5)
     small = ReidentificationAuditor(n_neighbors=k, n_bootstrap=0).fit(X, ids)
     assert small.n_reidentified_ == ref.n_reidentified_
     assert small.n_top_k_ == ref.n_top_k_

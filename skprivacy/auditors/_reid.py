@@ -508,7 +508,7 @@ class ReidentificationAuditor(BaseEstimator):
     rank is 1 + the number of other identities scoring *at least* as high.
     So ties never inflate the rate; ``n_tied_queries_`` says how often they
     occurred. With ``n_neighbors > 1``, rows tied at the last voting place are
-    taken in gallery order (lower row first).
+    taken in gallery order: by sorted identity label, then by row of ``X``.
 
     **Chance.** ``chance_`` is the expected rate when the embeddings carry no
     identity at all, i.e. the gallery order is a uniformly random permutation
