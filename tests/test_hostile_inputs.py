@@ -2637,6 +2637,80 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             ),
         ]
     )
+
+    def cross(X, y, cv=2):
+        return SA.cross_fit_transform(ISP(n_components=1), X, y, cv=cv)
+
+    def cross_by_hand(X, y):
+        from sklearn.model_selection import GroupKFold
+
+        out = np.empty(X.shape)
+        for train, test in GroupKFold(n_splits=2).split(X, y, groups=y):
+            fitted = ISP(n_components=1).fit(X[train], y[train])
+            out[test] = fitted.transform(X[test])
+        return out
+
+    half = np.arange(len(YT))
+    T["cross_fit_transform"] = label_cases(lambda b: cross(XT, b)) + [
+        Ok(
+            "the fold loop by hand",
+            lambda: cross(XT, YT),
+            equals(cross_by_hand(XT, YT)),
+        ),
+        Err(
+            "a split through identities",
+            lambda: SA.cross_fit_transform(
+                ISP(n_components=1),
+                XT,
+                YT,
+                cv=[(half[::2], half[1::2]), (half[1::2], half[::2])],
+            ),
+            ValueError,
+            "identity(ies) between its training and test rows",
+        ),
+        Err(
+            "more folds than identities",
+            lambda: cross(XT, YT, cv=7),
+            ValueError,
+            "cv=7 identity folds need at least 7 identities; got 6",
+        ),
+        Err(
+            "y None",
+            lambda: cross(XT, None),
+            ValueError,
+            "'y' parameter of cross_fit_transform must be an array-like",
+        ),
+    ]
+
+    def rank(X, y, target=0.5, cv=2):
+        return SA.select_rank(
+            ISP(), X, y, target=target, far=0.1, cv=cv, ranks=[0, 1], random_state=0
+        )
+
+    T["select_rank"] = label_cases(lambda b: rank(XT, b)) + [
+        Ok(
+            "rows x 1e200",
+            q(lambda: rank(XT * 1e200, YT).table_),
+            same_as(q(lambda: rank(XT, YT).table_), rtol=1e-6, atol=1e-9),
+        ),
+        Ok(
+            "NaN and inf rows dropped",
+            q(lambda: rank(XNAN, YT).table_),
+            same_as(q(lambda: rank(XT[KEEP], YT[KEEP]).table_)),
+        ),
+        Err(
+            "a fold with one identity",
+            lambda: rank(XT, YT, cv=6),
+            ValueError,
+            "holds a single identity",
+        ),
+        Err(
+            "target 0",
+            lambda: rank(XT, YT, target=0.0),
+            ValueError,
+            "'target' parameter of select_rank",
+        ),
+    ]
     genuine, impostor = np.array([0.9, 0.8, 0.3]), np.array([0.1, 0.2, 0.5, 0.4])
     T["tar_at_far"] = [
         Ok(
