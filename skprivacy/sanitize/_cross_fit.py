@@ -12,9 +12,18 @@ from sklearn.model_selection import GroupKFold
 
 from skprivacy.utils import check_identity_labels
 from skprivacy.utils._sklearn import HasMethods, Interval, validate_params
-from skprivacy.utils._validation import _num_rows
 
 __all__ = ["cross_fit_transform"]
+
+
+def _n_rows(X):
+    """Return the number of rows of an array, DataFrame or list of rows."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    if shape is not None:
+        raise ValueError("X must be a matrix of rows; got a scalar.")
+    return len(X)
 
 
 def _take_rows(X, rows):
@@ -52,7 +61,7 @@ def _identity_splits(X, y, cv=5, groups=None):
         If a split puts one group on both sides, or the test folds are not a
         partition of the rows.
     """
-    n = _num_rows(X)
+    n = _n_rows(X)
     y = check_identity_labels(y, n_samples=n)
     groups = (
         y
@@ -131,7 +140,7 @@ def _assemble(outputs, splits, X, n):
 
 def _cross_fit(eraser, X, y, splits, n_jobs=None):
     """Cross-fitted output of ``eraser`` over precomputed identity splits."""
-    n = _num_rows(X)
+    n = _n_rows(X)
     y = np.asarray(y)
     outputs = Parallel(n_jobs=n_jobs)(
         delayed(_fit_transform_fold)(eraser, X, y, tr, te, f, len(splits))
@@ -227,5 +236,5 @@ def cross_fit_transform(eraser, X, y, *, cv=5, groups=None, n_jobs=None):
     (60, 16)
     """
     splits = _identity_splits(X, y, cv=cv, groups=groups)
-    y = check_identity_labels(y, n_samples=_num_rows(X))
+    y = check_identity_labels(y, n_samples=_n_rows(X))
     return _cross_fit(eraser, X, y, splits, n_jobs=n_jobs)
