@@ -426,3 +426,16 @@ def test_chance_of_a_small_example():
     assert a.n_queries_ == 3
     assert a.chance_ == pytest.approx(2 / 3)
     assert math.isclose(a.rate_, 1.0)
+
+
+def test_description_holds_what_a_report_reads():
+    X, ids = _unequal(16)
+    a = ReidentificationAuditor(random_state=0).fit(X, ids)
+    entry = a.description_.summary()
+    assert entry["value"] == a.rate_ and entry["kind"] == "point estimate"
+    assert entry["chance"] == a.chance_ and tuple(entry["ci"]) == a.ci_
+    assert entry["p_value"] == a.p_value_ and entry["n_queries"] == a.n_queries_
+    assert entry["top_k_rate"] == a.top_k_rate_ and entry["top_k"] == 5
+    assert entry["queries_sampled"] is False
+    assert tuple(entry["bootstrap_ci"]) == a.bootstrap_ci_
+    assert a.description_.pairs is None

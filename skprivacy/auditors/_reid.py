@@ -14,6 +14,7 @@ from scipy.stats import binom
 from sklearn.base import BaseEstimator
 
 from skprivacy.auditors._certify import clopper_pearson_bound
+from skprivacy.auditors._description import AuditDescription, format_value, plain
 from skprivacy.utils import (
     DUPLICATE_TOL,
     limit_blas_threads,
@@ -472,6 +473,9 @@ class ReidentificationAuditor(BaseEstimator):
         One row per identity: ``identity``, ``n_samples``, ``n_queries``,
         ``n_reidentified``, ``rate``, ``top_k_rate``, ``chance`` (mean chance
         of its queries), ``n_duplicate_queries``.
+    description_ : AuditDescription
+        What the fitted audit reports, for :func:`skprivacy.audit`: the rate,
+        its chance level, intervals, test and counts in one summary entry.
     identities_ : ndarray of shape (n_identities,)
         Identity labels in the gallery.
     drop_report_ : dict
@@ -791,6 +795,75 @@ class ReidentificationAuditor(BaseEstimator):
             return self.rate_
         res = self._audit(X, y, reset=False)
         return float(res["success"].sum() / res["queries"].size)
+
+    @property
+    def description_(self):
+        """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`).
+
+        The summary entry holds ``value`` (``rate_``), ``chance``, ``ci``,
+        ``p_value``, ``bootstrap_ci``, ``top_k``, ``top_k_rate``,
+        ``top_k_chance``, ``top_k_ci``, ``n_queries``, ``queries_sampled``,
+        ``n_duplicate_queries``, ``n_tied_queries`` and ``confidence``.
+        """
+        check_is_fitted(self)
+        k = self.n_neighbors
+        rule = "nearest row" if k == 1 else f"vote of the {k} nearest rows"
+        lo, hi = self.ci_
+        sampled = " (a seeded sample)" if self.queries_sampled_ else ""
+        return AuditDescription(
+            title="Re-identification" if k == 1 else f"Re-identification {k}-NN",
+            kind=self.guarantee_,
+            value=float(self.rate_),
+            statistic=(
+                f"share of {self.n_queries_} query images{sampled} whose {rule} "
+                "(cosine, every other image a candidate) belongs to their own "
+                "identity, leave-one-out"
+            ),
+            says=(
+                "How often the simplest attack, a nearest-neighbour search among "
+                "the other images, names the person: a rate to compare with its "
+                "chance level."
+            ),
+            does_not_say=(
+                "Not a bound on stronger attacks (a trained probe may do better), "
+                "and its interval is conditional on the audited images (images of "
+                "one person are not independent); "
+                + (
+                    "copies of the query image are hidden from its search."
+                    if self.exclude_duplicates
+                    else "copies of the query image were left in its search, "
+                    "where they are found trivially."
+                )
+            ),
+            finding=(
+                f"leave-one-out {'1-NN' if k == 1 else f'{k}-NN'} re-identifies "
+                f"{format_value(100 * self.rate_)}% of {self.n_queries_} images "
+                f"(chance {format_value(100 * self.chance_)}%, "
+                f"{self.confidence:.0%} interval {format_value(100 * lo)}-"
+                f"{format_value(100 * hi)}%)"
+            ),
+            entry={
+                "chance": float(self.chance_),
+                "ci": [float(lo), float(hi)],
+                "p_value": float(self.p_value_),
+                "bootstrap_ci": (
+                    None
+                    if self.bootstrap_ci_ is None
+                    else [float(v) for v in self.bootstrap_ci_]
+                ),
+                "top_k": int(self.top_k),
+                "top_k_rate": float(self.top_k_rate_),
+                "top_k_chance": float(self.top_k_chance_),
+                "top_k_ci": [float(v) for v in self.top_k_ci_],
+                "n_queries": int(self.n_queries_),
+                "queries_sampled": bool(self.queries_sampled_),
+                "n_duplicate_queries": int(self.n_duplicate_queries_),
+                "n_tied_queries": int(self.n_tied_queries_),
+                "confidence": float(self.confidence),
+                "estimator": type(self).__name__,
+                "parameters": plain(self.get_params(deep=False)),
+            },
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
