@@ -13,8 +13,8 @@ from scipy.special import gammaln
 from scipy.stats import binom
 from sklearn.base import BaseEstimator
 
-from skprivacy.auditors._certify import clopper_pearson_bound
 from skprivacy.auditors._description import AuditDescription, format_value, plain
+from skprivacy.auditors._roc_core import clopper_pearson_bound
 from skprivacy.utils import (
     DUPLICATE_TOL,
     limit_blas_threads,
