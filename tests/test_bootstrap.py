@@ -16,6 +16,7 @@ from skprivacy.stats import (
     compare_conditions,
     comparison_sentence,
     identity_rate_interval,
+    table_i,
 )
 from skprivacy.stats._bootstrap import (
     _identity_counts,
@@ -208,6 +209,36 @@ def test_method_mapping_missing_values_and_infinities():
     # inf - inf is undefined: no interval, not resolved.
     assert np.isnan(cmp.loc["ROC-HT", "difference"])
     assert not cmp["resolved"].any()
+
+
+def test_table_i_is_the_naive_median_and_max_the_intervals_read():
+    pairs = _conditions(np.random.default_rng(4), 7)
+    pairs["y"].loc[2, "m1"] = np.nan  # incomplete: NaN, as compare_conditions
+    pairs["y"] = pairs["y"].drop(columns="m2").assign(m3=1.0)  # only in "y"
+    table = table_i(pairs)
+    methods = ["m0", "m1", "m2", "m3"]
+    expected = {}
+    for name, t in pairs.items():
+        for m in methods:
+            v = sorted(t[m]) if m in t else []
+            n, ok = len(v), len(v) > 0 and not any(math.isnan(x) for x in v)
+            expected[name, f"{m} median"] = (
+                (v[(n - 1) // 2] + v[n // 2]) / 2 if ok else np.nan
+            )
+            expected[name, f"{m} max"] = v[-1] if ok else np.nan
+    assert list(table.index) == ["x", "y"] and table.index.name == "condition"
+    assert list(table.columns) == [
+        f"{m} {s}" for s in ("median", "max") for m in methods
+    ]
+    got = {(n, c): table.loc[n, c] for n in table.index for c in table.columns}
+    assert sorted(got) == sorted(expected)
+    assert_allclose([got[k] for k in expected], list(expected.values()), rtol=1e-15)
+    assert np.isnan(table.loc["y", "m1 median"]) and np.isnan(table.loc["x", "m3 max"])
+    intervals = compare_conditions(pairs, n_resamples=20, random_state=0)
+    ti = intervals.table_i_intervals
+    assert len(ti) == 6  # m0, m1, m2 in "x"; m0, m1, m3 in "y"
+    for row in ti.itertuples():
+        assert_array_equal(row.median, table.loc[row.condition, f"{row.method} median"])
 
 
 @pytest.mark.parametrize(

@@ -484,3 +484,26 @@ def test_display_scales_and_infinite_counts():
         ConditionsEpsilonDisplay.from_epsilons({"big": [1.0, 2.0]})
     with pytest.raises(ValueError, match="empty"):
         ConditionsEpsilonDisplay.from_epsilons({})
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_display_wraps_panels_in_rows(split):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from skprivacy.plotting import ConditionsEpsilonDisplay
+
+    eps = {m: {"a": np.array([1.0, 2.0]), "b": np.array([3.0])} for m in "pqr"}
+    ax = Figure().subplots() if split else None
+    display = ConditionsEpsilonDisplay.from_epsilons(eps, ax=ax, n_cols=2)
+    spans = [a.get_subplotspec() for a in display.axes_]
+    assert [(s.rowspan.start, s.colspan.start) for s in spans] == [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+    ]
+    assert len(display.figure_.axes) == 3  # the fourth cell holds no panel
+    shown = [a.yaxis.majorTicks[0].label1.get_visible() for a in display.axes_]
+    assert shown == [True, False, True]  # condition names on each row's first panel

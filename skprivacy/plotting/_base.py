@@ -54,20 +54,24 @@ def set_roc_axes(ax, *, log_scale=False, fpr_min=1e-4):
         ax.set_aspect("equal")
 
 
-def get_axes_grid(ax, n_panels, figsize=None):
-    """``(figure, axes)`` with one Axes per panel, in a row.
+def get_axes_grid(ax, n_panels, figsize=None, n_cols=None):
+    """``(figure, axes)`` with one Axes per panel, ``n_cols`` a row (None: one row).
 
     ``ax`` may be None (a new figure), a sequence of ``n_panels`` Axes, or one
     Axes: used as is for one panel, otherwise its grid cell is split.
     """
+    n_cols = n_panels if n_cols is None else max(1, min(n_cols, n_panels))
+    n_rows = -(-n_panels // n_cols)
     if ax is None:
         # matplotlib is imported on the first figure only (an optional view).
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(
-            1, n_panels, figsize=figsize, layout="constrained", squeeze=False
+            n_rows, n_cols, figsize=figsize, layout="constrained", squeeze=False
         )
-        return fig, axes.ravel()
+        for extra in axes.ravel()[n_panels:]:
+            extra.remove()
+        return fig, axes.ravel()[:n_panels]
     if isinstance(ax, list | tuple | np.ndarray):
         axes = np.asarray(ax, dtype=object).ravel()
         if axes.size != n_panels:
@@ -85,8 +89,10 @@ def get_axes_grid(ax, n_panels, figsize=None):
         )
     fig = ax.figure
     ax.remove()
-    grid = spec.subgridspec(1, n_panels)
-    return fig, np.array([fig.add_subplot(grid[0, i]) for i in range(n_panels)])
+    grid = spec.subgridspec(n_rows, n_cols)
+    return fig, np.array(
+        [fig.add_subplot(grid[i // n_cols, i % n_cols]) for i in range(n_panels)]
+    )
 
 
 def draw_distributions(ax, data, labels, *, kind="box", colors=None, **kwargs):

@@ -59,7 +59,7 @@ class ConditionsEpsilonDisplay:
     def __init__(self, *, epsilons):
         self.epsilons = epsilons
 
-    def plot(self, ax=None, *, kind="box", xscale="auto", **kwargs):
+    def plot(self, ax=None, *, kind="box", xscale="auto", n_cols=None, **kwargs):
         """Draw the distributions.
 
         Parameters
@@ -74,6 +74,9 @@ class ConditionsEpsilonDisplay:
             finite values stay below 10 (MMD-TV, certificates), otherwise
             ``"log"``, or ``"symlog"`` (linear below 1, logarithmic above) when
             a value is 0; any matplotlib scale name applies to every panel.
+        n_cols : int or None, default=None
+            Panels per row (None: every panel in one row); condition names
+            label the first panel of each row.
         **kwargs : dict
             Passed to matplotlib's ``boxplot`` or ``violinplot``.
 
@@ -88,10 +91,13 @@ class ConditionsEpsilonDisplay:
         conditions = list(
             dict.fromkeys(c for per in self.epsilons.values() for c in per)
         )
+        n_cols = len(methods) if n_cols is None else max(1, min(n_cols, len(methods)))
+        n_rows = -(-len(methods) // n_cols)
         self.figure_, self.axes_ = get_axes_grid(
             ax,
             len(methods),
-            figsize=(2.9 * len(methods) + 1.2, 0.9 + 0.45 * len(conditions)),
+            figsize=(2.9 * n_cols + 1.2, n_rows * (0.9 + 0.45 * len(conditions))),
+            n_cols=n_cols,
         )
         self.distributions_, self.n_infinite_ = {}, {}
         for i, (method, axis) in enumerate(zip(methods, self.axes_)):
@@ -131,7 +137,7 @@ class ConditionsEpsilonDisplay:
             axis.set_xlabel("per-pair epsilon", fontsize=8)
             axis.tick_params(labelsize=7)
             axis.grid(axis="x", alpha=0.3)
-            if i > 0:
+            if i % n_cols:
                 axis.tick_params(labelleft=False)
         return self
 

@@ -11,7 +11,6 @@ the per-condition ``pairs`` tables (no number is recomputed).
 """
 
 import io
-import math
 import uuid
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from skprivacy.report._persist import (
 )
 from skprivacy.report._plots import new_figure, png
 from skprivacy.report._registry import METHODS
+from skprivacy.stats import table_i
 from skprivacy.utils import RunProvenance
 
 __all__ = ["ConditionsReport", "audit_conditions"]
@@ -87,54 +87,30 @@ def _check_conditions(conditions):
     return out
 
 
-def _prefix_values(report, table_pairs):
-    """Return ``{label: per-pair ε on the prefix}`` of the ε results that ran."""
+def _prefix_pairs(report, table_pairs):
+    """Return the pairs ranked below ``table_pairs``: ids, per-pair ε by label."""
     prefix = report.pairs[report.pairs["pair_rank"] < table_pairs]
-    return {
-        e["epsilon_label"]: prefix[e["epsilon_column"]].to_numpy(dtype=float)
+    labels = {
+        e["epsilon_column"]: e["epsilon_label"]
         for e in report.results.values()
-        if not e["skipped"] and e.get("epsilon_column") in prefix
+        if e.get("epsilon_column") in prefix
     }
+    return prefix[["id_a", "id_b", *labels]].rename(columns=labels)
 
 
-def table_i(reports, table_pairs=100):
-    """Table I of per-condition audit reports (medians and maxima on the prefix).
-
-    Parameters
-    ----------
-    reports : dict of str to AuditReport
-        One report per condition.
-    table_pairs : int, default=100
-        Length of the pair-ordering prefix every statistic is computed on.
-
-    Returns
-    -------
-    table : DataFrame
-        One row per condition (index ``condition``): ``n_rows``,
-        ``n_identities``, ``n_pairs`` (pairs in the prefix: ``table_pairs`` or
-        every pair when there are fewer), then ``"<method> median"`` for each
-        per-pair ε method that ran, then ``"<method> max"``. A method that did
-        not audit every pair of the prefix (skipped, not selected) has NaN.
-    """
-    rows, stats = {}, {"median": {}, "max": {}}
-    for name, report in reports.items():
-        prov = report.provenance
-        n_prefix = min(table_pairs, int(prov["n_pairs_total"]))
-        rows[name] = {
-            "n_rows": int(prov["n_rows_after"]),
-            "n_identities": int(prov["n_identities_after"]),
-            "n_pairs": n_prefix,
-        }
-        for label, values in _prefix_values(report, table_pairs).items():
-            complete = len(values) == n_prefix and not np.isnan(values).any()
-            for stat, f in (("median", np.median), ("max", np.max)):
-                value = float(f(values)) if complete else math.nan
-                stats[stat].setdefault(f"{label} {stat}", {})[name] = value
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    for column, values in (*stats["median"].items(), *stats["max"].items()):
-        table[column] = pd.Series(values, dtype=float)
-    table.index.name = "condition"
-    return table
+def _table_i(reports, table_pairs):
+    """Return Table I: each condition's counts, then :func:`skprivacy.stats.table_i`."""
+    prov = [r.provenance for r in reports.values()]
+    counts = pd.DataFrame(
+        {
+            "n_rows": [int(p["n_rows_after"]) for p in prov],
+            "n_identities": [int(p["n_identities_after"]) for p in prov],
+            "n_pairs": [min(table_pairs, int(p["n_pairs_total"])) for p in prov],
+        },
+        index=pd.Index(list(reports), name="condition"),
+    )
+    prefix = {name: _prefix_pairs(r, table_pairs) for name, r in reports.items()}
+    return counts.join(table_i(prefix))
 
 
 class ConditionsReport(SavedReport):
@@ -205,6 +181,19 @@ class ConditionsReport(SavedReport):
             names=["condition", "result"],
         )
 
+    def prefix_pairs(self):
+        """Per condition, the pairs Table I summarises and their per-pair ε.
+
+        Returns
+        -------
+        pairs : dict of str to DataFrame
+            ``{condition: table}`` with ``id_a``, ``id_b`` and one column per
+            method label: the input of :func:`skprivacy.stats.table_i` and of
+            :func:`skprivacy.stats.compare_conditions` (its intervals).
+        """
+        n = self.provenance["table_pairs"]
+        return {name: _prefix_pairs(r, n) for name, r in self.reports.items()}
+
     def prefix_epsilons(self):
         """Per-pair ε on the Table I prefix, by method label then condition.
 
@@ -215,11 +204,9 @@ class ConditionsReport(SavedReport):
             medians and maxima are Table I).
         """
         out = {}
-        for name, report in self.reports.items():
-            values = _prefix_values(report, self.provenance["table_pairs"])
-            for label, v in values.items():
-                if f"{label} median" in self.table_i.columns:
-                    out.setdefault(label, {})[name] = v[~np.isnan(v)]
+        for name, table in self.prefix_pairs().items():
+            for label in table.columns[2:]:
+                out.setdefault(label, {})[name] = table[label].dropna().to_numpy(float)
         return out
 
     def to_html(self):
@@ -443,7 +430,7 @@ def audit_conditions(
         report.provenance["condition"] = name
         report.provenance["table_pairs"] = table_pairs
         reports[name] = report
-    table = table_i(reports, table_pairs)
+    table = _table_i(reports, table_pairs)
     first = next(iter(reports.values())).provenance
     provenance = {
         "conditions": list(reports),
@@ -486,24 +473,14 @@ class _SharedPlan:
             self.planned = True
 
 
-# -- figures and HTML --------------------------------------------------------------------
 def _figures(report):
     epsilons = report.prefix_epsilons()
     if not epsilons:
         return {}
-    n_conditions, n_methods = len(report.reports), len(epsilons)
-    n_cols = min(3, n_methods)
-    n_rows = -(-n_methods // n_cols)
-    fig = new_figure((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * n_conditions)))
-    axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
-    for extra in axes[n_methods:]:
-        extra.remove()
-    display = ConditionsEpsilonDisplay.from_epsilons(
-        epsilons, ax=list(axes[:n_methods])
-    )
-    for i, axis in enumerate(display.axes_):
-        # Condition names on the first panel of each row only.
-        axis.tick_params(labelleft=i % n_cols == 0)
+    n_cols = min(3, len(epsilons))
+    n_rows = -(-len(epsilons) // n_cols)
+    fig = new_figure((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * len(report.reports))))
+    ConditionsEpsilonDisplay.from_epsilons(epsilons, ax=fig.subplots(), n_cols=n_cols)
     return {
         "conditions": (
             f"Per-pair epsilon on the first {report.provenance['table_pairs']} pairs "

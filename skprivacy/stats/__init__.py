@@ -7,7 +7,8 @@ The per-pair computations of the ε auditors (:class:`~skprivacy.MMDTVAuditor`,
 functions of two samples, in the shape users of hyppo- or scipy-like libraries
 expect: ``result = mmd_test(X, Y)``, ``result.statistic``, ``result.pvalue``;
 and intervals that resample identities rather than pairs or rows
-(:func:`compare_conditions`, :func:`identity_rate_interval`).
+(:func:`compare_conditions`, :func:`identity_rate_interval`), and
+:func:`table_i`, the medians those intervals are for.
 """
 
 from skprivacy.stats._bootstrap import (
@@ -15,6 +16,7 @@ from skprivacy.stats._bootstrap import (
     compare_conditions,
     comparison_sentence,
     identity_rate_interval,
+    table_i,
 )
 from skprivacy.stats._two_sample import (
     GaussMechResult,
@@ -36,4 +38,5 @@ __all__ = [
     "identity_rate_interval",
     "kde_lr_epsilon",
     "mmd_test",
+    "table_i",
 ]

@@ -1,8 +1,10 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Identity-level bootstrap intervals for per-pair results and per-row rates.
+"""Table I of per-pair results, its identity-level bootstrap intervals, per-row rates.
 
-The audited pairs share identities (every pair of an identity reuses its
+:func:`table_i` and :func:`compare_conditions` read the same input: per
+condition, a table of per-pair values (``id_a``, ``id_b``, one column per
+method). The audited pairs share identities (every pair of an identity reuses its
 rows), so pairs are not independent and resampling pairs would understate the
 uncertainty. These functions resample *identities*: a replicate draws the
 audited identities with replacement, and an identity pair enters it as many
@@ -26,6 +28,7 @@ __all__ = [
     "compare_conditions",
     "comparison_sentence",
     "identity_rate_interval",
+    "table_i",
 ]
 
 _ID_COLUMNS = ("id_a", "id_b")
@@ -134,14 +137,13 @@ def _interval(estimate, replicates, tail, n_identities, shrink=1.0):
 
 # ------------------------------------------------------------ Table I intervals
 def _method_columns(tables, methods):
-    if methods is None:
-        first = next(iter(tables.values()))
-        cols = [
-            c
-            for c in first.columns
-            if c not in _NOT_METHODS and pd.api.types.is_numeric_dtype(first[c])
-        ]
-        return {c: c for c in cols}
+    if methods is None:  # numeric columns of any table, in order of appearance
+        return {
+            c: c
+            for t in tables.values()
+            for c in t.columns
+            if c not in _NOT_METHODS and pd.api.types.is_numeric_dtype(t[c])
+        }
     if isinstance(methods, dict):
         return {str(k): str(v) for k, v in methods.items()}
     return {str(c): str(c) for c in methods}
@@ -171,6 +173,60 @@ def _check_tables(pairs):
             )
         out[str(name)] = table
     return out
+
+
+@validate_params(
+    {"pairs": [dict], "methods": [dict, list, tuple, None]},
+    prefer_skip_nested_validation=True,
+)
+def table_i(pairs, *, methods=None):
+    """Table I: each method's median and maximum per-pair value, per condition.
+
+    Parameters
+    ----------
+    pairs : dict of str to DataFrame
+        Per condition, the per-pair rows the table summarises (e.g. the first
+        100 pairs of the ordering): columns ``id_a``, ``id_b`` and one column
+        per method, as for :func:`compare_conditions`.
+    methods : dict, list or None, default=None
+        Method columns, as for :func:`compare_conditions` (None: every
+        numeric column except ``id_a``, ``id_b`` and ``pair_rank``).
+
+    Returns
+    -------
+    table : DataFrame
+        One row per condition (index ``condition``, in the dict's order):
+        ``"<method> median"`` for every method, then ``"<method> max"``. A
+        method with a missing value (NaN) or no column in a condition did not
+        audit every pair there: NaN, as in :func:`compare_conditions`.
+
+    See Also
+    --------
+    compare_conditions : Intervals for these medians and their differences.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skprivacy.stats import table_i
+    >>> a = pd.DataFrame({"id_a": [0, 0, 1], "id_b": [1, 2, 2], "eps": [1.0, 2.0, 4.0]})
+    >>> table_i({"a": a, "b": a.assign(eps=[1.0, None, 2.0])}).to_dict("index")
+    {'a': {'eps median': 2.0, 'eps max': 4.0}, 'b': {'eps median': nan, 'eps max': nan}}
+    """
+    tables = _check_tables(pairs)
+    columns = _method_columns(tables, methods)
+    table = pd.DataFrame(index=pd.Index(list(tables), name="condition"))
+    for stat, f in (("median", np.median), ("max", np.max)):
+        for column, method in columns.items():
+            table[f"{method} {stat}"] = [
+                _statistic(t, column, f) for t in tables.values()
+            ]
+    return table
+
+
+def _statistic(table, column, f):
+    """``f`` of a column when every pair has a value, else NaN."""
+    v = table[column].to_numpy(dtype=np.float64) if column in table else np.zeros(0)
+    return float(f(v)) if v.size and not np.isnan(v).any() else np.nan
 
 
 @dataclass
