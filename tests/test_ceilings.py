@@ -212,3 +212,31 @@ def test_permutation_floor_by_comb():
 def test_bad_input_is_named(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("n_rows", [2, 3, 4, 6, 10, 20, 40])
+def test_why_no_readings_agree_with_the_ceilings(n_rows):
+    """A reason is given exactly when the best pair's ceiling (or floor) rules it out."""
+    from skprivacy.auditors._readings import (
+        why_no_mmd_certificate,
+        why_no_permutation_rejection,
+        why_no_rocht_certificate,
+        why_no_split_half_control,
+    )
+
+    counts = np.array([2, n_rows, n_rows - 1, n_rows])
+    reserved = min(max(math.ceil(0.3 * n_rows), 1), n_rows - 1)  # by hand, as above
+    rocht = _rocht_by_hand(reserved, reserved, 0.95, 6)
+    rocht_reason = why_no_rocht_certificate(
+        counts, test_size=0.3, confidence=0.95, n_pairs=6
+    )
+    assert (rocht_reason is None) == (rocht > 0)
+    # The certificate's median-heuristic grid: 37 bandwidths, 2^(-7) to 2^2.
+    family = {"confidence": 0.9, "n_comparisons": 6, "n_bandwidths": 37}
+    mmd = mmd_certificate_ceiling(n_rows, n_rows, **family)
+    mmd_reason = why_no_mmd_certificate(counts, confidence=0.9, n_pairs=6)
+    assert (mmd_reason is None) == (mmd > 0)
+    floor = 1 / math.comb(2 * n_rows, n_rows)  # two extreme splits, mirrored
+    perm_reason = why_no_permutation_rejection(counts)
+    assert (perm_reason is None) == (2 * floor < 0.05)
+    assert (why_no_split_half_control(counts) is None) == (n_rows >= 4)

@@ -6,11 +6,14 @@ A certificate's description gains what its sample sizes allow: each pair's
 ceiling (MMD-TV), whether the value sits at it, and what would lift it (a
 larger test size for ROC-HT, more rows per identity for MMD-TV); the
 permutation test's gains the pairs too small to reject whatever the data.
+Before fitting, the ``why_no_*`` readings say when the row counts alone rule
+a result out (a certificate whose ceiling is 0, a test that cannot reject).
 These build on the estimators' ``description_`` with the pure functions of
 :mod:`skprivacy.auditors._ceilings`, which import the estimator modules
 (so the estimators cannot import them).
 """
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -22,11 +25,19 @@ from skprivacy.auditors._ceilings import (
     permutation_p_value_floor,
     reserved_test_rows,
     rocht_certificate_ceiling,
+    rocht_rows_needed,
 )
 from skprivacy.auditors._description import ceiling_fields, certificate_finding
 from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
 
-__all__ = ["describe_certificate", "describe_permutation"]
+__all__ = [
+    "describe_certificate",
+    "describe_permutation",
+    "why_no_mmd_certificate",
+    "why_no_permutation_rejection",
+    "why_no_rocht_certificate",
+    "why_no_split_half_control",
+]
 
 
 def _rocht_lift(est):
@@ -161,3 +172,87 @@ def describe_permutation(est, identities, counts):
         )
     entry = {**described.entry, "n_pairs_without_power": powerless}
     return replace(described, entry=entry, finding=finding)
+
+
+def why_no_rocht_certificate(counts, *, test_size, confidence, n_pairs):
+    """Return why no ROC-HT certificate > 0 is possible on these rows (None: it is).
+
+    Parameters
+    ----------
+    counts : array-like of int
+        Rows per identity.
+    test_size, confidence : float
+        The certifier's reserved share and simultaneous confidence.
+    n_pairs : int
+        Pairs certified together.
+
+    Returns
+    -------
+    reason : str or None
+        The sentence, or None when the two largest identities (the best
+        ceiling any pair can have) leave a ceiling above 0.
+    """
+    top = reserved_test_rows(np.sort(counts)[-2:], test_size)
+    family = {"confidence": confidence, "n_comparisons": n_pairs}
+    if rocht_certificate_ceiling(top[0], top[1], **family) > 0:
+        return None
+    need = rocht_rows_needed(0.0, **family)
+    return (
+        f"its ceiling is 0 on these data: test_size {test_size:g} reserves at "
+        f"most {top[0]} row(s) per identity, too few to certify any epsilon > 0 at "
+        f"confidence {confidence:g} over {n_pairs} pairs; it needs at least "
+        f"{need} reserved rows per identity (about "
+        f"{math.ceil(need / test_size)} rows per identity at this test size)"
+    )
+
+
+def why_no_mmd_certificate(counts, *, confidence, n_pairs):
+    """Return why no MMD-TV certificate > 0 is possible on these rows (None: it is).
+
+    As :func:`why_no_rocht_certificate`, for the certificate over the median
+    heuristic's bandwidth grid; the second largest identity bounds every pair.
+    """
+    family = {
+        "confidence": confidence,
+        "n_comparisons": n_pairs,
+        "n_bandwidths": len(CERTIFICATE_BANDWIDTH_GRID),
+    }
+    second = int(np.sort(counts)[-2])
+    if mmd_certificate_ceiling(second, second, **family) > 0:
+        return None
+    return (
+        f"its ceiling is 0 on these data: with at most {second} rows per identity "
+        f"(second largest identity), the Hoeffding margin over {n_pairs} pairs at "
+        f"confidence {confidence:g} exceeds the largest possible MMD², "
+        "so no epsilon > 0 can be certified; it needs at least "
+        f"{max(mmd_rows_needed(0.0, **family), 4)} rows per identity"
+    )
+
+
+def why_no_permutation_rejection(counts, level=0.05):
+    """Return why no permutation test can reject at ``level`` here (None: one can).
+
+    The two largest identities' pooled rows split into the most ways, so
+    their smallest attainable p-value is the smallest of any pair.
+    """
+    counts = np.sort(counts)
+    floor = float(permutation_p_value_floor(counts[-1], counts[-2]))
+    if floor < level:
+        return None
+    return (
+        f"it cannot reject at level {level:g} on these data: the two largest "
+        f"identities have {counts[-1]} and {counts[-2]} rows, whose pooled rows "
+        f"split only {math.comb(int(counts[-1] + counts[-2]), int(counts[-2]))} "
+        f"ways, so the smallest attainable p-value is {floor:.2g}; it needs at "
+        "least 4 rows in each of two identities"
+    )
+
+
+def why_no_split_half_control(counts):
+    """Return why no split-half control can run here (None: one can)."""
+    if (np.asarray(counts) >= 4).any():
+        return None
+    return (
+        "a split-half control needs an identity with at least 4 rows (two halves "
+        f"of 2); the largest identity here has {int(np.max(counts))}"
+    )

@@ -12,7 +12,6 @@ what each number says, the cost estimate -- is each fitted estimator's own
 :data:`~skprivacy.report._names.METHOD_NAMES`.
 """
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,13 +27,7 @@ from skprivacy.auditors import (
     compare_roc_audits,
     estimate_seconds,
     mmd_bandwidth_sweep,
-    mmd_certificate_ceiling,
-    mmd_rows_needed,
-    permutation_p_value_floor,
-    reserved_test_rows,
     residual_gaussianity,
-    rocht_certificate_ceiling,
-    rocht_rows_needed,
     split_half_controls,
 )
 from skprivacy.auditors._description import (
@@ -45,8 +38,14 @@ from skprivacy.auditors._description import (
     describe_sweep,
     describe_witness,
 )
-from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
-from skprivacy.auditors._readings import describe_certificate, describe_permutation
+from skprivacy.auditors._readings import (
+    describe_certificate,
+    describe_permutation,
+    why_no_mmd_certificate,
+    why_no_permutation_rejection,
+    why_no_rocht_certificate,
+    why_no_split_half_control,
+)
 from skprivacy.plotting import (
     BandwidthSweepDisplay,
     PairROCDisplay,
@@ -143,10 +142,8 @@ class Method:
         out = {}
         for key, (est, prefix) in self.estimators(ctx).items():
             est.fit(ctx.X, ctx.y)
-            if self.describe is None:
-                out[key] = (est, est.description_, prefix)
-            else:
-                out[key] = (est, self.describe(est, ctx), prefix)
+            described = self.describe(est, ctx) if self.describe else est.description_
+            out[key] = (est, described, prefix)
         return out
 
     def seconds(self, ctx):
@@ -182,11 +179,6 @@ def _common(ctx):
     return {"random_state": ctx.random_state, "n_jobs": ctx.n_jobs}
 
 
-def _described(est, ctx, prefix=""):
-    est.fit(ctx.X, ctx.y)
-    return est, est.description_, prefix
-
-
 # -- the estimators, built by name -----------------------------------------------------
 def _rocht(ctx):
     s = ctx.settings
@@ -195,10 +187,6 @@ def _rocht(ctx):
         classifier=_classifier(s["rocht_classifier"]),
         **_common(ctx),
     )
-
-
-def _gaussmech(ctx):
-    return GaussMechAuditor(n_pairs=ctx.settings["gaussmech_pairs"], **_common(ctx))
 
 
 def _kdelr(ctx):
@@ -213,13 +201,12 @@ def _kdelr(ctx):
 
 
 def _mmdtv(ctx):
-    s = ctx.settings
-    return MMDTVAuditor(n_pairs=s["mmdtv_pairs"], **_common(ctx))
+    return MMDTVAuditor(n_pairs=ctx.settings["mmdtv_pairs"], **_common(ctx))
 
 
 def _run_mmdtv(ctx):
-    s = ctx.settings
-    est, described, prefix = _described(_mmdtv(ctx), ctx, "mmdtv_")
+    s, est = ctx.settings, _mmdtv(ctx).fit(ctx.X, ctx.y)
+    described = est.description_
     table = mmd_bandwidth_sweep(
         ctx.X,
         ctx.y,
@@ -235,53 +222,14 @@ def _run_mmdtv(ctx):
         reading=described,
     )
     return {
-        "mmdtv": (est, described, prefix),
+        "mmdtv": (est, described, "mmdtv_"),
         "mmdtv_bandwidth_sweep": (table, sweep, ""),
     }
 
 
 def _sweep_cost(ctx):
-    n = ctx.settings["sweep_pairs"]
-    one = estimate_seconds(MMDTVAuditor(n_pairs=n), ctx.data)
+    one = estimate_seconds(MMDTVAuditor(n_pairs=ctx.settings["sweep_pairs"]), ctx.data)
     return one * len(ctx.settings["bandwidth_scales"])
-
-
-# -- certificates ---------------------------------------------------------------------
-def _mmdtv_certificate_skip(ctx):
-    n_pairs = ctx.n_pairs("mmdtv_certified_pairs")
-    ceiling = {
-        "confidence": ctx.settings["confidence"],
-        "n_comparisons": n_pairs,
-        "n_bandwidths": len(CERTIFICATE_BANDWIDTH_GRID),
-    }
-    second = int(np.sort(ctx.counts)[-2])
-    if mmd_certificate_ceiling(second, second, **ceiling) > 0:
-        return None
-    return (
-        f"its ceiling is 0 on these data: with at most {second} rows per identity "
-        f"(second largest identity), the Hoeffding margin over {n_pairs} pairs at "
-        f"confidence {ceiling['confidence']:g} exceeds the largest possible MMD², "
-        "so no epsilon > 0 can be certified; it needs at least "
-        f"{max(mmd_rows_needed(0.0, **ceiling), 4)} rows per identity"
-    )
-
-
-def _certificate_skip(ctx):
-    s = ctx.settings
-    n_pairs = ctx.n_pairs("certificate_pairs")
-    # The two largest identities give the best ceiling any pair can have.
-    top = reserved_test_rows(np.sort(ctx.counts)[-2:], s["test_size"])
-    family = {"confidence": s["confidence"], "n_comparisons": n_pairs}
-    if rocht_certificate_ceiling(top[0], top[1], **family) > 0:
-        return None
-    need = rocht_rows_needed(0.0, **family)
-    return (
-        f"its ceiling is 0 on these data: test_size {s['test_size']:g} reserves at "
-        f"most {top[0]} row(s) per identity, too few to certify any epsilon > 0 at "
-        f"confidence {s['confidence']:g} over {n_pairs} pairs; it needs at least "
-        f"{need} reserved rows per identity (about "
-        f"{math.ceil(need / s['test_size'])} rows per identity at this test size)"
-    )
 
 
 def _certifier(ctx):
@@ -295,58 +243,15 @@ def _certifier(ctx):
     )
 
 
-def _mmdtv_cert(ctx):
-    s = ctx.settings
-    return MMDTVAuditor(
-        n_pairs=s["mmdtv_certified_pairs"], confidence=s["confidence"], **_common(ctx)
-    )
-
-
-# -- the permutation test and the split-half controls ----------------------------------
-def _permutation_skip(ctx):
-    counts = np.sort(ctx.counts)
-    floor = float(permutation_p_value_floor(counts[-1], counts[-2]))
-    if floor < 0.05:
-        return None
-    return (
-        f"it cannot reject at level 0.05 on these data: the two largest identities "
-        f"have {counts[-1]} and {counts[-2]} rows, whose pooled rows split only "
-        f"{math.comb(int(counts[-1] + counts[-2]), int(counts[-2]))} ways, so the "
-        f"smallest attainable p-value is {floor:.2g}; it needs at least 4 rows in "
-        "each of two identities"
-    )
-
-
-def _permutation(ctx):
-    s = ctx.settings
-    return MMDTVAuditor(
-        n_pairs=s["permutation_pairs"],
-        n_permutations=s["n_permutations"],
-        **_common(ctx),
-    )
-
-
-def _controls_skip(ctx):
-    if (ctx.counts >= 4).any():
-        return None
-    return (
-        "a split-half control needs an identity with at least 4 rows (two halves "
-        f"of 2); the largest identity here has {int(ctx.counts.max())}"
-    )
-
-
-def _control_rows(ctx, n):
-    """Rows of ``n`` seeded identities with at least 4 rows (all when fewer)."""
-    eligible = ctx.data.identities[ctx.counts >= 4]
-    if n is None or n >= len(eligible):
-        return ctx.X, ctx.y
-    chosen = np.random.default_rng(ctx.random_state).choice(eligible, n, replace=False)
-    mask = np.isin(ctx.y, chosen)
-    return ctx.X[mask], ctx.y[mask]
-
-
+# -- the split-half controls ------------------------------------------------------------
 def _controls(ctx, template, n):
-    X, y = _control_rows(ctx, n)
+    """Split-half controls of ``n`` seeded identities with 4 rows or more (all if fewer)."""
+    X, y = ctx.X, ctx.y
+    eligible = ctx.data.identities[ctx.counts >= 4]
+    if n is not None and n < len(eligible):
+        rng = np.random.default_rng(ctx.random_state)
+        mask = np.isin(y, rng.choice(eligible, n, replace=False))
+        X, y = X[mask], y[mask]
     return split_half_controls(template, X, y, random_state=ctx.random_state)
 
 
@@ -425,11 +330,9 @@ def _draw_permutation(fitted, ctx, figure):
 
 def _draw_qq(fitted, ctx, figure):
     # The least, a median and the most Gaussian dimension (the display's default).
-    diag = fitted["residual_gaussianity"]
-    order = np.argsort(diag.results["p_value"].to_numpy(), kind="stable")
-    n_panels = len({int(order[0]), int(order[len(order) // 2]), int(order[-1])})
-    axes = np.atleast_1d(figure.subplots(1, n_panels))
-    ResidualQQDisplay.from_diagnostic(diag, ax=list(axes))
+    ResidualQQDisplay.from_diagnostic(
+        fitted["residual_gaussianity"], ax=figure.subplots()
+    )
     figure.suptitle("Q-Q of pooled within-identity residuals", fontsize=10)
 
 
@@ -483,7 +386,14 @@ _DECLARED = (
         "gaussmech",
         "GaussMech",
         _sizes(gaussmech_pairs=[100, 500, None]),
-        estimators=lambda ctx: {"gaussmech": (_gaussmech(ctx), "gaussmech_")},
+        estimators=lambda ctx: {
+            "gaussmech": (
+                GaussMechAuditor(
+                    n_pairs=ctx.settings["gaussmech_pairs"], **_common(ctx)
+                ),
+                "gaussmech_",
+            )
+        },
         epsilon_pairs="gaussmech_pairs",
     ),
     Method(
@@ -504,7 +414,12 @@ _DECLARED = (
         describe=lambda est, ctx: describe_certificate(est),
         kind="certificate",
         epsilon_pairs="certificate_pairs",
-        skip=_certificate_skip,
+        skip=lambda ctx: why_no_rocht_certificate(
+            ctx.counts,
+            test_size=ctx.settings["test_size"],
+            n_pairs=ctx.n_pairs("certificate_pairs"),
+            confidence=ctx.settings["confidence"],
+        ),
     ),
     Method(
         "mmdtv_certificate",
@@ -512,22 +427,44 @@ _DECLARED = (
         # About 60% more per pair than the point estimate (a second kernel at
         # the snapped bandwidth): the paper's prefix, not every pair.
         _sizes(mmdtv_certified_pairs=[100, 500, 500]),
-        estimators=lambda ctx: {"mmdtv_certificate": (_mmdtv_cert(ctx), "mmdtv_")},
+        estimators=lambda ctx: {
+            "mmdtv_certificate": (
+                MMDTVAuditor(
+                    n_pairs=ctx.settings["mmdtv_certified_pairs"],
+                    confidence=ctx.settings["confidence"],
+                    **_common(ctx),
+                ),
+                "mmdtv_",
+            )
+        },
         describe=lambda est, ctx: describe_certificate(est),
         kind="certificate",
         epsilon_pairs="mmdtv_certified_pairs",
-        skip=_mmdtv_certificate_skip,
+        skip=lambda ctx: why_no_mmd_certificate(
+            ctx.counts,
+            n_pairs=ctx.n_pairs("mmdtv_certified_pairs"),
+            confidence=ctx.settings["confidence"],
+        ),
     ),
     Method(
         "permutation",
         "MMD permutation test",
         _sizes(permutation_pairs=[20, 100, 100], n_permutations=[1000, 10_000, 10_000]),
-        estimators=lambda ctx: {"mmd_permutation_test": (_permutation(ctx), "perm_")},
+        estimators=lambda ctx: {
+            "mmd_permutation_test": (
+                MMDTVAuditor(
+                    n_pairs=ctx.settings["permutation_pairs"],
+                    n_permutations=ctx.settings["n_permutations"],
+                    **_common(ctx),
+                ),
+                "perm_",
+            )
+        },
         describe=lambda est, ctx: describe_permutation(
             est, ctx.data.identities, ctx.counts
         ),
         kind="hypothesis test",
-        skip=_permutation_skip,
+        skip=lambda ctx: why_no_permutation_rejection(ctx.counts),
         figures=(
             Figure(
                 "permutation",
@@ -545,7 +482,7 @@ _DECLARED = (
         run=_run_controls,
         cost=_control_cost(_control_template, "control_identities"),
         kind="control",
-        skip=_controls_skip,
+        skip=lambda ctx: why_no_split_half_control(ctx.counts),
     ),
     Method(
         "rocht_controls",
@@ -554,7 +491,7 @@ _DECLARED = (
         run=_run_rocht_controls,
         cost=_control_cost(_rocht_template, "rocht_control_identities"),
         kind="control",
-        skip=_controls_skip,
+        skip=lambda ctx: why_no_split_half_control(ctx.counts),
         protocols=("paper", "exhaustive"),
     ),
     Method(
