@@ -15,6 +15,7 @@ from skprivacy.datasets import (
     make_identity_embeddings,
     read_embeddings,
     select_feature_columns,
+    select_features,
 )
 from skprivacy.exceptions import ExcludedColumnsWarning
 
@@ -280,6 +281,21 @@ def test_select_feature_columns_explicit_and_exclude():
     assert "shot" in cols
     with pytest.raises(ValueError, match="'is_train' .*boolean"):
         select_feature_columns(frame, id_column="identity", features="is_train|e0")
+
+
+def test_select_features_in_memory():
+    frame = _messy_frame().drop(columns="identity")
+    with pytest.warns(ExcludedColumnsWarning, match="Pass features=") as record:
+        X, names, excluded = select_features(frame)
+    assert names == [f"e{j}" for j in range(6)] and list(X.columns) == names
+    assert set(excluded) == set(frame.columns) - set(names)
+    assert all(f"'{c}'" in str(record[0].message) for c in excluded)
+    X, names, excluded = select_features(frame, features="^e[01]$")  # no warning
+    assert names == ["e0", "e1"] and "e2" in excluded
+    X, names, excluded = select_features([[1.0, 2.0, 3.0]])
+    assert isinstance(X, np.ndarray) and names == ["0", "1", "2"] and excluded == {}
+    with pytest.raises(ValueError, match="DataFrame columns by name"):
+        select_features(np.zeros((2, 2)), exclude="x")
 
 
 @pytest.mark.parametrize("features", [None, "^e"])

@@ -6,6 +6,7 @@ from skprivacy.datasets._io import (
     classify_columns,
     read_embeddings,
     select_feature_columns,
+    select_features,
 )
 from skprivacy.datasets._membership import make_membership_embeddings
 from skprivacy.datasets._real import load_cropped_yale_b, load_yale_faces
@@ -19,4 +20,5 @@ __all__ = [
     "make_membership_embeddings",
     "read_embeddings",
     "select_feature_columns",
+    "select_features",
 ]

@@ -13,7 +13,12 @@ import pandas as pd
 from skprivacy.exceptions import ExcludedColumnsWarning
 from skprivacy.utils import check_identity_column
 
-__all__ = ["classify_columns", "read_embeddings", "select_feature_columns"]
+__all__ = [
+    "classify_columns",
+    "read_embeddings",
+    "select_feature_columns",
+    "select_features",
+]
 
 #: Rows read from the start of a file to classify its columns (features,
 #: metadata, identity) before streaming it, whatever the chunk size.
@@ -304,6 +309,61 @@ def classify_columns(path, *, id_column, features=None, exclude=None, n_rows=PEE
         head, id_column=id_column, features=features, exclude=exclude
     )
     return feature_columns, excluded, head
+
+
+def select_features(X, *, features=None, exclude=None):
+    """Apply the column rule to embeddings in memory; name every column.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_samples, n_features)
+        Embeddings. A DataFrame's columns follow
+        :func:`select_feature_columns` (it has no identity column).
+    features, exclude : str or None, default=None
+        Regular expressions choosing / excluding a DataFrame's columns.
+
+    Returns
+    -------
+    X : DataFrame or ndarray
+        A DataFrame's feature columns, or the array (other containers, such
+        as sparse matrices, are returned as given for the input layer to name).
+    feature_columns : list of str
+        The column names (an array's are ``"0"``, ``"1"``, ...).
+    excluded_columns : dict of str to str
+        A DataFrame's columns left out, with the reason.
+
+    Warns
+    -----
+    ExcludedColumnsWarning
+        When the rule (no ``features``) leaves a column out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.datasets import select_features
+    >>> select_features(np.zeros((3, 2)))[1:]
+    (['0', '1'], {})
+    """
+    if isinstance(X, pd.DataFrame):
+        columns, excluded = select_feature_columns(
+            X, id_column=None, features=features, exclude=exclude
+        )
+        if excluded and features is None:
+            warnings.warn(
+                f"{describe_excluded(excluded)} Pass features= to choose the "
+                "embedding columns explicitly.",
+                ExcludedColumnsWarning,
+                stacklevel=3,
+            )
+        return X[columns], [str(c) for c in columns], excluded
+    if features is not None or exclude is not None:
+        raise ValueError(
+            "features= and exclude= select DataFrame columns by name; X is an array."
+        )
+    if not hasattr(X, "__array__") and not isinstance(X, list | tuple):
+        return X, [], {}
+    X = np.asarray(X)
+    return X, [str(j) for j in range(X.shape[1] if X.ndim == 2 else 0)], {}
 
 
 def describe_excluded(excluded):

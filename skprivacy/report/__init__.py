@@ -9,7 +9,6 @@ names without importing the estimators.
 from skprivacy._lazy import attach
 
 _ORIGINS = {
-    "GENERATION_FIELDS": "skprivacy.report._audit",
     "OUTPUT_FILES": "skprivacy.report._audit",
     "SCHEMA_VERSION": "skprivacy.report._audit",
     "AuditReport": "skprivacy.report._audit",
@@ -24,7 +23,8 @@ _ORIGINS = {
     "PROTOCOLS": "skprivacy.report._registry",
     "available_methods": "skprivacy.report._registry",
     "summary_schema": "skprivacy.report._schema",
-    # Moved to skprivacy.utils; still importable from here.
+    # Defined in skprivacy.utils; also importable from here.
+    "GENERATION_FIELDS": "skprivacy.utils",
     "software_versions": "skprivacy.utils",
 }
 

@@ -13,9 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from skprivacy.datasets import select_feature_columns
-from skprivacy.datasets._io import describe_excluded
-from skprivacy.exceptions import ExcludedColumnsWarning
+from skprivacy.datasets import select_features
 from skprivacy.report._html import render_html
 from skprivacy.report._persist import SavedReport, dumps, read_json, strict
 from skprivacy.report._plots import figures
@@ -31,7 +29,6 @@ from skprivacy.utils import (
     Progress,
     RunProvenance,
     array_fingerprint,
-    check_metadata,
     identity_pairs,
     validate_identity_data,
 )
@@ -42,19 +39,6 @@ __all__ = ["AuditReport", "NoAuditablePairsError", "audit", "run_audit"]
 SCHEMA_VERSION = "2"
 #: The files :meth:`AuditReport.save` writes.
 OUTPUT_FILES = ("summary.json", "pairs.csv", "provenance.json", "report.html")
-#: Generation metadata a reproduction of an audit on generated images needs and
-#: that an embeddings file does not carry. Supplied through ``metadata=`` (the
-#: command's ``--meta KEY=VALUE``); those not supplied are listed in the
-#: provenance's ``missing_generation_fields`` and in the report.
-GENERATION_FIELDS = {
-    "encoder": "embedding model that produced the vectors (name and version)",
-    "encoder_checkpoint_sha256": "SHA-256 of the embedding model's checkpoint",
-    "generator": "image generator (name)",
-    "generator_revision": "generator code or model revision",
-    "generator_checkpoint_sha256": "SHA-256 of the generator's checkpoint",
-    "prompts": "prompts used (or the SHA-256 of the prompt file)",
-    "seeds": "generation seeds",
-}
 #: Scalar fields of a result entry shown as columns of ``AuditReport.summary``.
 _SUMMARY_COLUMNS = tuple(
     "method title kind value statistic n_pairs ceiling at_ceiling skipped reason "
@@ -277,32 +261,6 @@ def _select(methods, protocol=None):
     return [m for m in METHODS if m in methods]
 
 
-def _features(X, features, exclude):
-    """Apply the column-selection rule to a DataFrame; name every column."""
-    if isinstance(X, pd.DataFrame):
-        columns, excluded = select_feature_columns(
-            X, id_column=None, features=features, exclude=exclude
-        )
-        if excluded and features is None:
-            warnings.warn(
-                f"{describe_excluded(excluded)} Pass features= to choose the "
-                "embedding columns explicitly.",
-                ExcludedColumnsWarning,
-                stacklevel=3,
-            )
-        return X[columns], [str(c) for c in columns], excluded
-    if features is not None or exclude is not None:
-        raise ValueError(
-            "features= and exclude= select DataFrame columns by name; X is an array."
-        )
-    if not hasattr(X, "__array__") and not isinstance(X, list | tuple):
-        # Sparse matrices and other containers: the shared input layer names
-        # the problem (e.g. "dense data is required").
-        return X, [], {}
-    X = np.asarray(X)
-    return X, [str(j) for j in range(X.shape[1] if X.ndim == 2 else 0)], {}
-
-
 def _clean(X, y):
     """Run the shared input layer once: the cleaned rows every estimator gets."""
     n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
@@ -505,16 +463,17 @@ def audit(
     >>> "generator_revision" in report.provenance["missing_generation_fields"]
     True
     """
-    run = RunProvenance(command_line)
+    run = RunProvenance(command_line, metadata=metadata)
     run_id = uuid.uuid4().hex
     name, settings = _settings(protocol, confidence, test_size)
-    metadata = check_metadata(metadata)
     selected = _select(methods, "quick" if name == "custom" else name)
     if progress is None:
         progress = Progress(verbose=verbose, stream=sys.stderr)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        X, feature_columns, excluded = _features(X, features, exclude)
+        X, feature_columns, excluded = select_features(
+            X, features=features, exclude=exclude
+        )
     for w in record:  # the caller sees them too
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     data, n_rows_in, n_ids_in, caught = _clean(X, ids)
@@ -564,10 +523,7 @@ def audit(
         "input": info,
         "feature_columns": list(info["feature_columns"]),
         "excluded_columns": dict(info["excluded_columns"]),
-        "metadata": metadata,
-        "missing_generation_fields": [
-            k for k in GENERATION_FIELDS if metadata.get(k) in (None, "", [])
-        ],
+        **run.metadata_record(),
         "protocol": name,
         "protocol_settings": settings,
         "methods": selected,

@@ -25,24 +25,25 @@ def escape(x):
 
 def number(v):
     """Return a number as HTML text (4 significant digits, infinity, n/a)."""
-    if isinstance(v, bool) or v is None:
-        return escape(v)
-    if isinstance(v, int):
-        return f"{v:d}"
     if isinstance(v, float):
         if math.isinf(v):
             return "&infin;" if v > 0 else "-&infin;"
-        if math.isnan(v):
-            return "n/a"
-        return f"{v:.4g}"
+        return "n/a" if math.isnan(v) else f"{v:.4g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:d}"
     return escape(v)
 
 
-def _table(head, rows):
-    """Return an HTML table of header cells and rows of ``<td>`` cells."""
-    head = "".join(f"<th>{h}</th>" for h in head)
+def _table(head, rows, titles=None, scroll=False):
+    """Return a table of header cells (markup) and rows of ``<td>`` cells."""
+    titles = titles or [None] * len(head)
+    head = "".join(
+        f"<th title='{t}'>{h}</th>" if t else f"<th>{h}</th>"
+        for h, t in zip(head, titles)
+    )
     body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class='scroll'>{table}</div>" if scroll else table
 
 
 def _td(text, num=False):
@@ -53,14 +54,18 @@ def _name(key, entry):
     return _td(f"<code>{escape(key)}</code><br>{escape(entry.get('title', ''))}")
 
 
-def _value(entry):
-    if entry.get("skipped"):
+def _ceiling(ceiling, at_ceiling):
+    """Return a value's ceiling note (and whether it is at it) as HTML."""
+    text = f"<br><small>ceiling {number(ceiling)}</small>"
+    return text + ("<br><span class='ceil'>at ceiling</span>" if at_ceiling else "")
+
+
+def _value(e):
+    if e.get("skipped"):
         return "<span class='skip'>skipped</span>"
-    text = number(entry.get("value"))
-    if entry.get("kind") == "certificate":
-        text += f"<br><small>ceiling {number(entry.get('ceiling'))}</small>"
-        if entry.get("at_ceiling"):
-            text += "<br><span class='ceil'>at ceiling</span>"
+    text = number(e.get("value"))
+    if e.get("kind") == "certificate":
+        text += _ceiling(e.get("ceiling"), e.get("at_ceiling"))
     return text
 
 
@@ -144,47 +149,40 @@ def _top_pairs(pairs, results, n=10):
     if not len(pairs) or not columns:
         return "<p>No per-pair results.</p>"
     keys = [column for column, _, _ in columns]
-    primary = keys[0]
-    audited = pairs[pairs[primary].notna()]
+    audited = pairs[pairs[keys[0]].notna()]
     top = audited.sort_values(keys, ascending=False, na_position="last").head(n)
     ceilings = {c: ceiling for c, _, ceiling in columns if ceiling in pairs.columns}
     cols = ["pair_rank", "id_a", "id_b", *keys]
-    # The results' labels wrap where the column names cannot, so the table
-    # fits the page; the pairs.csv name is the header's tooltip.
-    labels = {c: label for c, label, _ in columns}
-    head = "".join(
-        f"<th title='{escape(c)}'>{escape(labels.get(c, c))}</th>" for c in cols
-    )
 
     def cell(r, c):
         if c in ("id_a", "id_b"):
-            return f"<td>{escape(r[c])}</td>"
-        text = number(r[c])
-        if c in ceilings and isinstance(r[c], float) and not math.isnan(r[c]):
+            return _td(escape(r[c]))
+        text, v = number(r[c]), r[c]
+        if c in ceilings and isinstance(v, float) and not math.isnan(v):
             ceiling = r[ceilings[c]]
-            text += f"<br><small>ceiling {number(ceiling)}</small>"
-            if ceiling > 0 and math.isclose(r[c], ceiling, rel_tol=1e-9):
-                text += "<br><span class='ceil'>at ceiling</span>"
-        return f"<td class='num'>{text}</td>"
+            at = ceiling > 0 and math.isclose(v, ceiling, rel_tol=1e-9)
+            text += _ceiling(ceiling, at)
+        return _td(text, num=True)
 
-    body = "".join(
-        "<tr>" + "".join(cell(r, c) for c in cols) + "</tr>"
-        for r in top.to_dict(orient="records")
-    )
+    # The results' labels wrap where the column names cannot, so the table
+    # fits the page; the pairs.csv name is the header's tooltip.
+    labels = {c: label for c, label, _ in columns}
     return (
         f"<p>The {len(top)} most leaky of the {len(audited)} pairs with "
-        f"<code>{escape(primary)}</code>, ordered by the point estimates "
+        f"<code>{escape(keys[0])}</code>, ordered by the point estimates "
         f"{', then '.join(f'<code>{escape(k)}</code>' for k in keys)} (certificates "
         "last, each above its pair's ceiling: they mostly reflect the test size). "
-        "All pairs are in "
-        "<code>pairs.csv</code>.</p>"
-        f"<div class='scroll'><table><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table></div>"
+        "All pairs are in <code>pairs.csv</code>.</p>"
+        + _table(
+            [escape(labels.get(c, c)) for c in cols],
+            [[cell(r, c) for c in cols] for r in top.to_dict(orient="records")],
+            titles=[escape(c) for c in cols],
+            scroll=True,
+        )
     )
 
 
-def _verdict(report):
-    v = report.verdict
+def _verdict(v):
     leak = v["headline"].startswith(("Identities leak", "Identities are separable"))
     lines = "".join(
         f"<li><strong>{escape(line['family'])}</strong>: {escape(line['text'])}</li>"
@@ -210,11 +208,13 @@ def _next_steps(steps):
 
 def _columns(prov):
     used = prov.get("feature_columns", [])
-    excluded = prov.get("excluded_columns", {}).items()
     shown = ", ".join(map(str, used[:12])) + (
         f", ... ({len(used)} in all)" if len(used) > 12 else ""
     )
-    rows = [[_td(f"<code>{escape(k)}</code>"), _td(escape(v))] for k, v in excluded]
+    rows = [
+        [_td(f"<code>{escape(k)}</code>"), _td(escape(v))]
+        for k, v in prov.get("excluded_columns", {}).items()
+    ]
     table = (
         _table(["column not audited", "why"], rows)
         if rows
@@ -228,7 +228,7 @@ def _columns(prov):
 
 def _provenance(prov, run_id):
     inp = prov.get("input", {})
-    drops = prov.get("dropped_rows", {})
+    missing_id = inp.get("n_rows_missing_id")
     items = [
         ("run id", run_id),
         ("input", inp.get("path", inp.get("source", "in-memory data"))),
@@ -250,12 +250,8 @@ def _provenance(prov, run_id):
         ),
         (
             "dropped rows by reason",
-            ", ".join(f"{k}: {v}" for k, v in drops.items())
-            + (
-                f", missing identity: {inp['n_rows_missing_id']}"
-                if inp.get("n_rows_missing_id")
-                else ""
-            ),
+            ", ".join(f"{k}: {v}" for k, v in prov.get("dropped_rows", {}).items())
+            + (f", missing identity: {missing_id}" if missing_id else ""),
         ),
         (
             "excluded identities",
@@ -284,11 +280,12 @@ def _provenance(prov, run_id):
     rows = "".join(
         f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items
     )
-    missing = prov.get("missing_generation_fields") or []
-    if missing:
+    if prov.get("missing_generation_fields"):
         rows += (
             "<tr><th>not recorded</th><td>"
-            + ", ".join(f"<code>{escape(k)}</code>" for k in missing)
+            + ", ".join(
+                f"<code>{escape(k)}</code>" for k in prov["missing_generation_fields"]
+            )
             + ": the embeddings file does not carry them; supply them with "
             "<code>--meta KEY=VALUE</code> (<code>metadata=</code> in Python) so the "
             "audit can be reproduced (generator fields do not apply to real "
@@ -304,15 +301,22 @@ def _provenance(prov, run_id):
     return f"<table class='prov'><tbody>{rows}</tbody></table>{warn}"
 
 
-def _page(name, **fields):
+def _page(name, prov, run_id, **fields):
     """Fill the package's page head and body ``name`` (fields escaped by the caller)."""
     files = resources.files("skprivacy.report")
     text = {
-        f: files.joinpath(f).read_text(encoding="utf-8") for f in (name, "page.html")
+        f: files.joinpath(f).read_text(encoding="utf-8")
+        for f in (name, "page.html", "report.css")
     }
-    css = files.joinpath("report.css").read_text(encoding="utf-8")
     page = Template(text["page.html"] + text[name] + "</body></html>\n")
-    return page.substitute(css=css, **fields)
+    return page.substitute(
+        css=text["report.css"],
+        run_id=escape(run_id),
+        protocol=escape(prov["protocol"]),
+        seed=escape(prov["seed"]),
+        version=escape(prov["versions"]["skprivacy"]),
+        **fields,
+    )
 
 
 def _figures(figures):
@@ -329,16 +333,14 @@ def render_html(report):
     source = prov.get("input", {}).get("name", prov.get("input", {}).get("source"))
     return _page(
         "report.html",
+        prov,
+        report.run_id,
         title="skprivacy identity-leakage audit",
-        run_id=escape(report.run_id),
         source=escape(source or "in-memory data"),
         n_rows=prov["n_rows_after"],
         n_identities=prov["n_identities_after"],
         n_features=prov["n_features"],
-        protocol=escape(prov["protocol"]),
-        seed=escape(prov["seed"]),
-        version=escape(prov["versions"]["skprivacy"]),
-        verdict=_verdict(report),
+        verdict=_verdict(report.verdict),
         next_steps=_next_steps(report.next_steps),
         certificates=_certificates(report.results),
         summary=_summary_table(report.results),
@@ -353,25 +355,22 @@ def render_conditions_html(report):
     """Render a :class:`~skprivacy.report.ConditionsReport` as one HTML string."""
     table, prov = report.table_i, report.provenance
     anchors = {name: f"condition-{i + 1}" for i, name in enumerate(report.reports)}
-    body = "".join(
-        f"<tr><td><a href='#{anchors[name]}'>{escape(name)}</a></td>"
-        + "".join(
-            f"<td class='num'>{number(int(v) if c in _COUNT_COLUMNS else float(v))}</td>"
+    rows = [
+        [_td(f"<a href='#{anchors[name]}'>{escape(name)}</a>")]
+        + [
+            _td(number(int(v) if c in _COUNT_COLUMNS else float(v)), num=True)
             for c, v in row.items()
-        )
-        + "</tr>"
+        ]
         for name, row in table.iterrows()
-    )
+    ]
     raised = prov.get("raised_pair_counts") or {}
     definition = prov["table_definition"]
     return _page(
         "conditions.html",
+        prov,
+        report.run_id,
         title="skprivacy multi-condition audit",
-        run_id=escape(report.run_id),
         n_conditions=len(report.reports),
-        protocol=escape(prov["protocol"]),
-        seed=escape(prov["seed"]),
-        version=escape(prov["versions"]["skprivacy"]),
         headlines="".join(
             f"<li><a href='#{anchors[name]}'>{escape(name)}</a>: "
             f"{escape(r.verdict['headline'])}</li>"
@@ -385,8 +384,9 @@ def render_conditions_html(report):
             if raised
             else "Every method's pair count already covered the prefix."
         ),
-        head="".join(f"<th>{escape(c)}</th>" for c in ["condition", *table.columns]),
-        body=body,
+        table=_table(
+            [escape(c) for c in ["condition", *table.columns]], rows, scroll=True
+        ),
         figures=_figures(report.figures),
         sections="".join(
             f"<details id='{anchors[name]}'{' open' if i == 0 else ''}><summary>"

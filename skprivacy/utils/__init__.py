@@ -13,6 +13,7 @@ from skprivacy.utils._pairs import (
 )
 from skprivacy.utils._progress import Progress
 from skprivacy.utils._provenance import (
+    GENERATION_FIELDS,
     RunProvenance,
     array_fingerprint,
     check_metadata,
@@ -39,6 +40,7 @@ from skprivacy.utils._validation import (
 
 __all__ = [
     "DUPLICATE_TOL",
+    "GENERATION_FIELDS",
     "MIN_NORM",
     "MMD_TV_CEILING",
     "IdentityData",

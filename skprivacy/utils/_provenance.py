@@ -15,7 +15,27 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-__all__ = ["RunProvenance", "array_fingerprint", "check_metadata", "software_versions"]
+__all__ = [
+    "GENERATION_FIELDS",
+    "RunProvenance",
+    "array_fingerprint",
+    "check_metadata",
+    "software_versions",
+]
+
+#: Generation metadata a reproduction of a run on generated images needs and
+#: that an embeddings file does not carry: supplied as ``metadata``
+#: (``--meta KEY=VALUE``); :meth:`RunProvenance.metadata_record` lists those
+#: not supplied.
+GENERATION_FIELDS = {
+    "encoder": "embedding model that produced the vectors (name and version)",
+    "encoder_checkpoint_sha256": "SHA-256 of the embedding model's checkpoint",
+    "generator": "image generator (name)",
+    "generator_revision": "generator code or model revision",
+    "generator_checkpoint_sha256": "SHA-256 of the generator's checkpoint",
+    "prompts": "prompts used (or the SHA-256 of the prompt file)",
+    "seeds": "generation seeds",
+}
 
 _PACKAGES = (
     "numpy",
@@ -68,11 +88,16 @@ class RunProvenance:
     command_line : str or None, default=None
         The command that started the run (the command line passes its own;
         None for a call from Python).
+    metadata : dict or None, default=None
+        What the data cannot say about themselves (encoder, generator,
+        prompts, seeds, ...), checked by :func:`check_metadata`.
 
     Attributes
     ----------
     start_time : str
         When the object was created (UTC, ISO 8601, seconds).
+    metadata : dict
+        The checked metadata (``{}`` for None).
 
     Examples
     --------
@@ -83,11 +108,28 @@ class RunProvenance:
     ['command_line', 'end_time', 'start_time', 'versions']
     >>> record["start_time"] <= record["end_time"]
     True
+    >>> RunProvenance(metadata={"seeds": "0-9"}).metadata_record()["missing_generation_fields"][:2]
+    ['encoder', 'encoder_checkpoint_sha256']
     """
 
-    def __init__(self, command_line=None):
+    def __init__(self, command_line=None, *, metadata=None):
         self.command_line = command_line
+        self.metadata = check_metadata(metadata)
         self.start_time = _now()
+
+    def metadata_record(self):
+        """Return ``metadata`` and the :data:`GENERATION_FIELDS` it lacks.
+
+        Returns
+        -------
+        record : dict
+            ``metadata`` and ``missing_generation_fields`` (those given no
+            value: absent, None, ``""`` or ``[]``).
+        """
+        missing = [
+            k for k in GENERATION_FIELDS if self.metadata.get(k) in (None, "", [])
+        ]
+        return {"metadata": self.metadata, "missing_generation_fields": missing}
 
     def record(self):
         """Return ``versions``, ``start_time``, ``end_time`` (now) and ``command_line``.
