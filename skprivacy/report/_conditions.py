@@ -39,16 +39,14 @@ CONDITIONS_SCHEMA_VERSION = "1"
 
 
 def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
-    """Protocol whose per-pair ε methods all audit at least ``table_pairs`` pairs.
+    """Return the protocol with every per-pair ε count raised to ``table_pairs``.
 
-    Returns ``(protocol, raised)``: the protocol unchanged (its name) when
-    every pair count already reaches ``table_pairs``, else a dict of settings
-    with the raised counts, and ``{setting: (old, new)}``.
+    The protocol is returned unchanged (its name) when no count needed raising,
+    with ``{setting: (old, new)}`` of the raised counts.
     """
-    name, settings = _settings(protocol, confidence, test_size)
+    _, settings = _settings(protocol, confidence, test_size)
     raised = {}
-    for method in methods:
-        key = METHODS[method].epsilon_pairs
+    for key in (METHODS[m].epsilon_pairs for m in methods):
         value = settings.get(key)
         if key is not None and value is not None and value < table_pairs:
             raised[key] = (value, table_pairs)
@@ -58,33 +56,33 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     return settings, raised
 
 
-def _check_conditions(conditions):
+def _check_arguments(conditions, table_pairs, input_info):
     if not isinstance(conditions, dict):
         raise TypeError(
             "conditions must be a dict {name: (X, ids)}; got "
             f"{type(conditions).__name__}."
         )
-    if len(conditions) == 0:
+    if not conditions:
         raise ValueError("conditions is empty; give at least one {name: (X, ids)}.")
-    out = {}
     for name, value in conditions.items():
         if not isinstance(name, str) or not name.strip():
             raise ValueError(
                 f"condition names must be non-empty strings; got {name!r}."
             )
         if not isinstance(value, tuple | list) or len(value) != 2:
+            size = f" of length {len(value)}" if isinstance(value, tuple | list) else ""
             raise TypeError(
                 f"conditions[{name!r}] must be a pair (X, ids); got "
-                f"{type(value).__name__}"
-                + (
-                    f" of length {len(value)}"
-                    if isinstance(value, tuple | list)
-                    else ""
-                )
-                + "."
+                f"{type(value).__name__}{size}."
             )
-        out[name] = tuple(value)
-    return out
+    integer = isinstance(table_pairs, int | np.integer) and not isinstance(
+        table_pairs, bool
+    )
+    if not integer or table_pairs < 1:
+        raise ValueError(f"table_pairs must be an integer >= 1; got {table_pairs!r}.")
+    unknown = set(input_info or {}) - set(conditions)
+    if unknown:
+        raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
 
 
 def _prefix_pairs(report, table_pairs):
@@ -218,26 +216,23 @@ class ConditionsReport(SavedReport):
     def to_dict(self):
         """Return the content of ``conditions.json`` (strict JSON)."""
         infinite = []
-        conditions = []
-        for name, report in self.reports.items():
-            conditions.append(
-                {
-                    "name": name,
-                    "summary": report.to_dict(),
-                    "provenance": strict(report.provenance, []),
-                    "figures": {k: list(v) for k, v in report.figures.items()},
-                    "pairs_columns": [str(c) for c in report.pairs.columns],
-                }
-            )
-        body = strict({"provenance": self.provenance}, infinite)
         return {
             "schema_version": CONDITIONS_SCHEMA_VERSION,
             "run_id": self.run_id,
             "table_pairs": self.provenance["table_pairs"],
             "table_i_columns": [str(c) for c in self.table_i.columns],
-            **body,
+            **strict({"provenance": self.provenance}, infinite),
             "figures": {k: list(v) for k, v in self.figures.items()},
-            "conditions": conditions,
+            "conditions": [
+                {
+                    "name": name,
+                    "summary": r.to_dict(),
+                    "provenance": strict(r.provenance, []),
+                    "figures": {k: list(v) for k, v in r.figures.items()},
+                    "pairs_columns": [str(c) for c in r.pairs.columns],
+                }
+                for name, r in self.reports.items()
+            ],
             "infinite": infinite,
         }
 
@@ -385,17 +380,8 @@ def audit_conditions(
     >>> report.table_i["GaussMech median"].round(1).to_dict()
     {'noise=0.5': 35.4, 'noise=2.0': 11.2}
     """
-    conditions = _check_conditions(conditions)
-    if (
-        isinstance(table_pairs, bool)
-        or not isinstance(table_pairs, int | np.integer)
-        or table_pairs < 1
-    ):
-        raise ValueError(f"table_pairs must be an integer >= 1; got {table_pairs!r}.")
+    _check_arguments(conditions, table_pairs, input_info)
     table_pairs = int(table_pairs)
-    unknown = set(input_info or {}) - set(conditions)
-    if unknown:
-        raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
     selected = _select(methods, protocol if isinstance(protocol, str) else "quick")
     settings, raised = _prefix_settings(
         protocol, selected, table_pairs, confidence, test_size
@@ -457,11 +443,7 @@ def audit_conditions(
 
 
 class _SharedPlan:
-    """Progress spanning every condition: the first plan, times n, is the total.
-
-    Each :func:`~skprivacy.audit` plans its own stages; the conditions are
-    assumed to cost about the same, so the bar runs once from 0 to 100%.
-    """
+    """Progress over every condition: the first audit's plan, times n, is the total."""
 
     def __init__(self, sink, n_conditions):
         self.sink, self.n_conditions, self.planned = sink, n_conditions, False

@@ -226,79 +226,55 @@ def _columns(prov):
     )
 
 
-def _provenance(prov, run_id):
+def _provenance(prov):
+    """Return the fields of ``report.html``'s provenance table, as HTML."""
     inp = prov.get("input", {})
     missing_id = inp.get("n_rows_missing_id")
-    items = [
-        ("run id", run_id),
-        ("input", inp.get("path", inp.get("source", "in-memory data"))),
-        ("SHA-256", inp.get("sha256", "n/a")),
-        *(
-            (
-                f"array {name} (SHA-256, shape, dtype)",
-                f"{a['sha256']}, {tuple(a['shape'])}, {a['dtype']}",
-            )
-            for name, a in inp.get("arrays", {}).items()
+    drops = prov.get("dropped_rows", {})
+    fields = {
+        "input": inp.get("path", inp.get("source", "in-memory data")),
+        "sha256": inp.get("sha256", "n/a"),
+        "rows": f"{prov['n_rows_before']} / {prov['n_rows_after']}",
+        "identities": f"{prov['n_identities_before']} / {prov['n_identities_after']}",
+        "dropped": ", ".join(f"{k}: {v}" for k, v in drops.items())
+        + (f", missing identity: {missing_id}" if missing_id else ""),
+        "excluded_identities": ", ".join(map(str, prov["excluded_identities"]))
+        or "none",
+        "pairs_used": f"{len(prov['pairs'])} of {prov['n_pairs_total']}",
+        "times": f"{prov['start_time']} / {prov['end_time']}",
+        "command_line": prov.get("command_line", "n/a"),
+        "metadata": "; ".join(f"{k} = {v}" for k, v in prov.get("metadata", {}).items())
+        or "none",
+        "software": ", ".join(
+            f"{k} {v}" for k, v in prov["versions"].items() if k != "platform"
         ),
-        (
-            "rows before / after cleaning",
-            f"{prov['n_rows_before']} / {prov['n_rows_after']}",
-        ),
-        (
-            "identities before / after",
-            f"{prov['n_identities_before']} / {prov['n_identities_after']}",
-        ),
-        (
-            "dropped rows by reason",
-            ", ".join(f"{k}: {v}" for k, v in prov.get("dropped_rows", {}).items())
-            + (f", missing identity: {missing_id}" if missing_id else ""),
-        ),
-        (
-            "excluded identities",
-            ", ".join(map(str, prov["excluded_identities"])) or "none",
-        ),
-        ("protocol", prov["protocol"]),
-        ("seed", prov["seed"]),
-        (
-            "pairs in the shared ordering used",
-            f"{len(prov['pairs'])} of {prov['n_pairs_total']}",
-        ),
-        ("start / end (UTC)", f"{prov['start_time']} / {prov['end_time']}"),
-        ("command line", prov.get("command_line", "n/a")),
-        (
-            "metadata (supplied)",
-            "; ".join(f"{k} = {v}" for k, v in prov.get("metadata", {}).items())
-            or "none",
-        ),
-        (
-            "software",
-            ", ".join(
-                f"{k} {v}" for k, v in prov["versions"].items() if k != "platform"
-            ),
-        ),
-    ]
-    rows = "".join(
-        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items
+    }
+    fields = {k: escape(v) for k, v in fields.items()}
+    fields["arrays"] = "".join(
+        f"<tr><th>{escape(f'array {name} (SHA-256, shape, dtype)')}</th><td>"
+        + escape(f"{a['sha256']}, {tuple(a['shape'])}, {a['dtype']}")
+        + "</td></tr>\n"
+        for name, a in inp.get("arrays", {}).items()
     )
-    if prov.get("missing_generation_fields"):
-        rows += (
-            "<tr><th>not recorded</th><td>"
-            + ", ".join(
-                f"<code>{escape(k)}</code>" for k in prov["missing_generation_fields"]
-            )
-            + ": the embeddings file does not carry them; supply them with "
-            "<code>--meta KEY=VALUE</code> (<code>metadata=</code> in Python) so the "
-            "audit can be reproduced (generator fields do not apply to real "
-            "photographs)</td></tr>"
-        )
-    warn = ""
-    if prov.get("warnings"):
-        warn = (
-            "<p>Warnings raised during the audit:</p><pre>"
-            + escape("\n".join(prov["warnings"]))
-            + "</pre>"
-        )
-    return f"<table class='prov'><tbody>{rows}</tbody></table>{warn}"
+    missing = prov.get("missing_generation_fields") or []
+    fields["not_recorded"] = (
+        "<tr><th>not recorded</th><td>"
+        + ", ".join(f"<code>{escape(k)}</code>" for k in missing)
+        + ": the embeddings file does not carry them; supply them with "
+        "<code>--meta KEY=VALUE</code> (<code>metadata=</code> in Python) so the "
+        "audit can be reproduced (generator fields do not apply to real "
+        "photographs)</td></tr>"
+        if missing
+        else ""
+    )
+    fields["warnings"] = (
+        "<p>Warnings raised during the audit:</p><pre>"
+        + escape("\n".join(prov["warnings"]))
+        + "</pre>"
+        if prov.get("warnings")
+        else ""
+    )
+    return fields
 
 
 def _page(name, prov, run_id, **fields):
@@ -347,7 +323,7 @@ def render_html(report):
         figures=_figures(report.figures),
         top_pairs=_top_pairs(report.pairs, report.results),
         columns=_columns(prov),
-        provenance=_provenance(prov, report.run_id),
+        **_provenance(prov),
     )
 
 
