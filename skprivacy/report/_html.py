@@ -89,8 +89,8 @@ def _summary_table(results):
         ]
         for key, e in results.items()
     ]
-    head = ["result", "value", "kind", "what the number is", "what it does say"]
-    return _table([*head, "what it does not say"], rows)
+    head = "result|value|kind|what the number is|what it does say|what it does not say"
+    return _table(head.split("|"), rows)
 
 
 def _lift(e):
@@ -127,19 +127,13 @@ def _certificates(results):
         ]
         for key, e in certs.items()
     ]
-    head = [
-        "certificate",
-        "certified &epsilon; &ge;",
-        "ceiling",
-        "",
-        "pairs at ceiling",
-    ]
+    head = "certificate|certified &epsilon; &ge;|ceiling||pairs at ceiling|confidence"
     return (
         "<p>A certificate can never exceed the <em>ceiling</em> its test size "
         "allows (what a perfect classifier would certify). A value at its ceiling "
         "says &ldquo;as separable as this test can show&rdquo;: the test size, not "
         "the embeddings, limits it.</p>"
-        + _table([*head, "confidence", "what would lift the ceiling"], rows)
+        + _table([*head.split("|"), "what would lift the ceiling"], rows)
     )
 
 

@@ -54,9 +54,7 @@ def figures(ctx, selected, pairs, results):
     }
     if series:
         fig = new_figure((6.8, 0.9 + 0.6 * len(series)))
-        ax = fig.subplots()
-        EpsilonDistributionDisplay.from_epsilons(series, ax=ax)
-        ax.set_xlim(left=-0.05)  # epsilon is never negative
+        EpsilonDistributionDisplay.from_epsilons(series, ax=fig.subplots())
         out["epsilon"] = (
             "Per-method epsilon distributions across the audited pairs "
             "(certificates are lower bounds, the others point estimates).",

@@ -70,27 +70,19 @@ class AuditContext:
     n_jobs: object = None
     fitted: dict = field(default_factory=dict)
 
-    @property
-    def X(self):
-        return self.data.X
-
-    @property
-    def y(self):
-        return np.asarray(self.data.y)
-
-    @property
-    def counts(self):
-        return self.data.counts
-
-    @property
-    def n_pairs_total(self):
-        return self.data.n_identities * (self.data.n_identities - 1) // 2
+    def __post_init__(self):
+        self.X, self.y = self.data.X, np.asarray(self.data.y)
+        self.counts = self.data.counts
+        self.n_pairs_total = self.data.n_identities * (self.data.n_identities - 1) // 2
 
     def n_pairs(self, key):
         """Pairs a protocol setting (``None`` = every pair) gives on these data."""
         requested = self.settings[key]
-        total = self.n_pairs_total
-        return total if requested is None else min(int(requested), total)
+        return (
+            self.n_pairs_total
+            if requested is None
+            else min(int(requested), self.n_pairs_total)
+        )
 
 
 @dataclass(frozen=True)
@@ -244,46 +236,29 @@ def _certifier(ctx):
 
 
 # -- the split-half controls ------------------------------------------------------------
-def _controls(ctx, template, n):
-    """Split-half controls of ``n`` seeded identities with 4 rows or more (all if fewer)."""
-    X, y = ctx.X, ctx.y
-    eligible = ctx.data.identities[ctx.counts >= 4]
-    if n is not None and n < len(eligible):
-        rng = np.random.default_rng(ctx.random_state)
-        mask = np.isin(y, rng.choice(eligible, n, replace=False))
-        X, y = X[mask], y[mask]
-    return split_half_controls(template, X, y, random_state=ctx.random_state)
+def _split_half(template, key, describe, result, recorded):
+    """Return ``Method.run`` and ``Method.cost`` of split-half controls.
 
+    The controls of ``template(ctx)`` on ``ctx.settings[key]`` seeded
+    identities with 4 rows or more (all when fewer), described with the
+    settings named ``recorded``.
+    """
 
-def _control_cost(template, key):
+    def run(ctx):
+        X, y, n = ctx.X, ctx.y, ctx.settings[key]
+        eligible = ctx.data.identities[ctx.counts >= 4]
+        if n is not None and n < len(eligible):
+            rng = np.random.default_rng(ctx.random_state)
+            mask = np.isin(y, rng.choice(eligible, n, replace=False))
+            X, y = X[mask], y[mask]
+        ctl = split_half_controls(template(ctx), X, y, random_state=ctx.random_state)
+        return {result: (ctl, describe(ctl, {recorded: ctx.settings[recorded]}), "")}
+
     def cost(ctx):
         n = min(len(ctx.counts), ctx.settings[key] or len(ctx.counts))
         return estimate_seconds(template(ctx).set_params(n_pairs=n), ctx.data)
 
-    return cost
-
-
-def _control_template(ctx):
-    return MMDTVAuditor(n_permutations=ctx.settings["n_permutations"], **_common(ctx))
-
-
-def _run_controls(ctx):
-    s = ctx.settings
-    ctl = _controls(ctx, _control_template(ctx), s["control_identities"])
-    described = describe_controls(ctl, {"n_permutations": s["n_permutations"]})
-    return {"split_half_controls": (ctl, described, "")}
-
-
-def _rocht_template(ctx):
-    # The paper's logistic regression under every protocol.
-    return ROCHTAuditor(n_pairs=ctx.settings["rocht_pairs"], **_common(ctx))
-
-
-def _run_rocht_controls(ctx):
-    n = ctx.settings["rocht_control_identities"]
-    ctl = _controls(ctx, _rocht_template(ctx), n)
-    described = describe_roc_controls(ctl, {"rocht_control_identities": n})
-    return {"rocht_split_half_controls": (ctl, described, "")}
+    return {"run": run, "cost": cost}
 
 
 # -- classifier sensitivity: random forest vs logistic regression ---------------------
@@ -479,8 +454,15 @@ _DECLARED = (
         "controls",
         "Split-half controls",
         _sizes(control_identities=[10, 100, 100]),
-        run=_run_controls,
-        cost=_control_cost(_control_template, "control_identities"),
+        **_split_half(
+            lambda ctx: MMDTVAuditor(
+                n_permutations=ctx.settings["n_permutations"], **_common(ctx)
+            ),
+            "control_identities",
+            describe_controls,
+            "split_half_controls",
+            "n_permutations",
+        ),
         kind="control",
         skip=lambda ctx: why_no_split_half_control(ctx.counts),
     ),
@@ -488,8 +470,16 @@ _DECLARED = (
         "rocht_controls",
         "Split-half ROC-HT controls",
         _sizes(rocht_control_identities=[10, 100, 100]),
-        run=_run_rocht_controls,
-        cost=_control_cost(_rocht_template, "rocht_control_identities"),
+        **_split_half(
+            # The paper's logistic regression under every protocol.
+            lambda ctx: ROCHTAuditor(
+                n_pairs=ctx.settings["rocht_pairs"], **_common(ctx)
+            ),
+            "rocht_control_identities",
+            describe_roc_controls,
+            "rocht_split_half_controls",
+            "rocht_control_identities",
+        ),
         kind="control",
         skip=lambda ctx: why_no_split_half_control(ctx.counts),
         protocols=("paper", "exhaustive"),
