@@ -9,14 +9,14 @@ from scipy import linalg
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.sanitize._base import (
     _auto_subspace,
     _BaseIdentityEraser,
     _IdentityStats,
-    _single_threaded_blas,
     _warn_few_dimensions,
-    low_rank_update,
 )
+from skprivacy.utils import limit_blas_threads
 from skprivacy.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 
 __all__ = ["INLP", "LEACE"]
@@ -194,13 +194,13 @@ class LEACE(_BaseIdentityEraser):
         means = stats.means()
         # Cross-covariance with the one-hot: column i = (n_i / n) (mu_i - mu).
         sigma_zy = (means - self.mean_).T * (stats.counts / n)
-        with _single_threaded_blas():
+        with limit_blas_threads(user_api=None):
             evals, evecs = linalg.eigh(sigma, check_finite=False)
         keep = evals > self.tol * max(evals.max(), 0.0)
         V, L = evecs[:, keep], evals[keep]
         W = (V / np.sqrt(L)) @ V.T
         W_inv = (V * np.sqrt(L)) @ V.T
-        with _single_threaded_blas():
+        with limit_blas_threads(user_api=None):
             u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
         rank = int(np.sum(s > self.tol * s[0])) if s.size else 0
         max_rank = min(d, max(n_identities - 1, 0))
