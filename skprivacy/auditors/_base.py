@@ -76,11 +76,17 @@ from skprivacy.utils import (
     identity_pairs,
     limit_blas_threads,
     map_blas_threads,
+    spawn_generator,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._random import seed_from
-from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
+from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
+    Interval,
+    _fit_context,
+    check_is_fitted,
+)
 
 __all__ = [
     "BasePairAuditor",
@@ -253,11 +259,6 @@ def pair_identity_rows(data, pairs, dtype=np.float64):
     return slot, data.normalized_rows(rows, dtype), starts
 
 
-def _entropy(random_state):
-    """Return the integer that seeds every per-pair generator of an audit."""
-    return seed_from(random_state)
-
-
 @dataclass(frozen=True)
 class PairAuditContext:
     """What every chunk of one audit shares (passed to ``_audit_pairs``).
@@ -299,8 +300,7 @@ class PairAuditContext:
         rng : numpy.random.Generator
             Seeded by ``(seed, a, b)`` only.
         """
-        ss = np.random.SeedSequence(self.seed, spawn_key=(int(a), int(b)))
-        return np.random.Generator(np.random.PCG64(ss))
+        return spawn_generator(self.seed, a, b)
 
 
 _DATA_FIELDS = ("X", "y", "codes", "identities", "counts", "kept", "norms")
@@ -418,7 +418,7 @@ class BasePairAuditor(BaseEstimator):
     _parameter_constraints: dict = {
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     # ------------------------------------------------------------------ hooks
@@ -555,7 +555,7 @@ class BasePairAuditor(BaseEstimator):
 
     def _audit(self, data, random_state):
         pairs = self._protocol_pairs(data, random_state)
-        seed = _entropy(random_state)
+        seed = seed_from(random_state)
         results, details = self._audit_table(data, pairs, seed)
         return pairs, results, details
 

@@ -30,7 +30,6 @@ from skprivacy.auditors._base import (
     FLOP_RATE,
     BasePairAuditor,
     PairAuditContext,
-    _entropy,
 )
 from skprivacy.auditors._description import describe_certifier
 from skprivacy.auditors._roc import (
@@ -52,7 +51,12 @@ from skprivacy.auditors._roc_fast import (
     shared_rows,
     with_shared_covariance,
 )
-from skprivacy.utils import IdentityData, validate_identity_data
+from skprivacy.utils import (
+    IdentityData,
+    seed_from,
+    spawn_generator,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -469,7 +473,7 @@ def reserved_test_mask(data, test_size, seed):
 
     Every identity keeps at least one training and one test row.
     """
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31,)))
+    rng = spawn_generator(seed, 2**31)
     order, starts = data.order()
     mask = np.zeros(data.X.shape[0], dtype=bool)
     for i in range(data.n_identities):
@@ -558,7 +562,7 @@ class ROCHTCertifier(BasePairAuditor):
         before the test data are seen**, as must ``pairs``: choosing pairs or
         ``K`` after looking at certificates makes the selection part of the
         family.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seeds the pair ordering, the reserved-test split and the folds.
     n_jobs : int or None, default=None
         Parallel jobs over chunks of pairs (joblib).
@@ -821,7 +825,7 @@ pair_details_, n_features_in_, feature_names_in_ :
                 "held-out data; nothing can be certified."
             )
         pairs = np.asarray(pairs, dtype=np.intp)
-        results, details = self._audit_table(data, pairs, _entropy(random_state))
+        results, details = self._audit_table(data, pairs, seed_from(random_state))
         return pairs, results, details
 
     def _validate_test(self, X, y):
@@ -851,7 +855,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         clf = _check_classifier(self.classifier, type(self).__name__)
         data = self._validate(X, y, reset=True)
         pairs = self._fit_pairs(data)
-        seed = _entropy(self.random_state)
+        seed = seed_from(self.random_state)
         m = self._n_thresholds()
         alpha = _alpha_per_bound(self.confidence, self._family_size(len(pairs)) * m)
         if self.test_size is not None:

@@ -65,7 +65,7 @@ class GaussMechAuditor(BasePairAuditor):
         Number of jobs for the pair loop, run through joblib in chunks of
         pairs (so ``joblib.parallel_config(backend="dask")`` works).
         ``None`` means 1 unless in a :obj:`joblib.parallel_config` context.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering. Auditors with the same seed audit the same
         pairs.
 

@@ -16,7 +16,7 @@ from skprivacy.auditors._base import (
 from skprivacy.auditors._description import describe_kdelr
 from skprivacy.stats import kde_lr_per_dimension, silverman_bandwidth
 from skprivacy.utils._random import seed_from
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
 __all__ = ["KDELRAuditor", "kde_lr_alpha_sweep"]
 
@@ -62,7 +62,7 @@ class KDELRAuditor(BasePairAuditor):
         Number of jobs for the pair loop, run through joblib in chunks of
         pairs (so ``joblib.parallel_config(backend="dask")`` works).
         ``None`` means 1 unless in a :obj:`joblib.parallel_config` context.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering.
 
     Attributes
@@ -213,7 +213,7 @@ class KDELRAuditor(BasePairAuditor):
         "alphas": ["array-like"],
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -238,7 +238,7 @@ def kde_lr_alpha_sweep(
         Audited prefix of the pair ordering.
     n_jobs : int, default=None
         Number of joblib jobs for the pair loop.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering.
     **params : dict
         Other :class:`KDELRAuditor` parameters (``grid_size``, ``margin``,

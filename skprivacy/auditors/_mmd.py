@@ -26,11 +26,11 @@ from skprivacy.auditors._base import (
 )
 from skprivacy.auditors._description import describe_mmdtv
 from skprivacy.stats import mmd2_unbiased, mmd_certificate_margin, mmd_to_epsilon
-from skprivacy.utils import limit_blas_threads, validate_identity_data
+from skprivacy.utils import limit_blas_threads, spawn_generator, validate_identity_data
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._progress import Progress
 from skprivacy.utils._random import seed_from
-from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 
 __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 
@@ -132,7 +132,7 @@ class MMDTVAuditor(BasePairAuditor):
         Number of jobs for the pair loop, run through joblib in chunks of
         pairs (so ``joblib.parallel_config(backend="dask")`` works).
         ``None`` means 1 unless in a :obj:`joblib.parallel_config` context.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering and of the permutations (per pair, so the
         results do not depend on ``n_jobs``).
 
@@ -378,8 +378,7 @@ class MMDTVAuditor(BasePairAuditor):
             key = (int(na), n - int(na))
             shared = m * n <= (1 << 22)
             if shared and key not in cache:
-                ss = np.random.SeedSequence(context.seed, spawn_key=(*key, 0, 1))
-                rng = np.random.Generator(np.random.PCG64(ss))
+                rng = spawn_generator(context.seed, *key, 0, 1)
                 cache[key] = relabellings(n, int(na), m, rng)
             Z = np.concatenate(
                 (Xs[starts[a] : starts[a + 1]], Xs[starts[b] : starts[b + 1]])
@@ -496,7 +495,7 @@ class MMDTVAuditor(BasePairAuditor):
         "bound": [StrOptions({"tv", "gonzalez"})],
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=True,
@@ -534,7 +533,7 @@ def mmd_bandwidth_sweep(
         Audited prefix of the pair ordering (``None``: every pair).
     n_jobs : int, default=None
         Number of joblib jobs for the pair loop.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering.
     verbose : int, default=0
         Print a line per scale (its maximum ε and the elapsed time) when

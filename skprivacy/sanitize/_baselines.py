@@ -16,8 +16,14 @@ from skprivacy.sanitize._base import (
     _IdentityStats,
     _warn_few_dimensions,
 )
-from skprivacy.utils import limit_blas_threads
-from skprivacy.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from skprivacy.utils import limit_blas_threads, sklearn_random_state
+from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+)
 
 __all__ = ["INLP", "LEACE"]
 
@@ -285,7 +291,7 @@ class INLP(_BaseIdentityEraser):
         Maximum number of classifier/projection rounds.
     renormalize : bool, default=True
         Whether to scale projected rows back to unit L2 norm.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Passed to the classifier if it has a ``random_state`` parameter.
 
     Attributes
@@ -347,7 +353,7 @@ class INLP(_BaseIdentityEraser):
         "classifier": [HasMethods(["fit"]), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "renormalize": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -415,7 +421,7 @@ class INLP(_BaseIdentityEraser):
             Zp = Z - (Z @ basis.T) @ basis
             clf = clone(base)
             if "random_state" in clf.get_params():
-                clf.set_params(random_state=self.random_state)
+                clf.set_params(random_state=sklearn_random_state(self.random_state))
             clf.fit(Zp, data.codes)
             n_iter += 1
             accuracies.append(float(clf.score(Zp, data.codes)))

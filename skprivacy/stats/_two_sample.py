@@ -35,7 +35,7 @@ from skprivacy.utils import (
     check_no_text_columns,
     limit_blas_threads,
 )
-from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 
 __all__ = [
     "GaussMechResult",
@@ -139,7 +139,7 @@ class MMDTestResult:
         "bandwidth": [Interval(Real, 0, None, closed="neither"), None],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "bound": [StrOptions({"tv", "gonzalez"})],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
