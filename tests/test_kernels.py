@@ -218,3 +218,37 @@ def test_low_rank_update_equals_reference(dtype, case):
         assert_allclose(got[:20], want[:20], atol=2e-2)
     else:
         assert_allclose(got, want, atol=tol)
+
+
+def test_segment_searchsorted_equals_numpy_searchsorted():
+    from skprivacy._kernels._mmd import _segment_searchsorted
+
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(0, 40, size=30)
+    lengths[3] = 1
+    tri = np.concatenate([[0], np.cumsum(lengths)])
+    values = np.concatenate([np.sort(rng.integers(0, 10, n)) for n in lengths])
+    values = values.astype(np.float64)
+    ids = rng.integers(0, 30, size=200)
+    x = rng.integers(-1, 12, size=200).astype(np.float64)  # ties with values
+    got = _segment_searchsorted(values, tri[ids], tri[ids + 1], x)
+    want = [np.searchsorted(values[tri[i] : tri[i + 1]], v) for i, v in zip(ids, x)]
+    assert got.tolist() == want
+    # side="right" is side="left" at the next float up.
+    got = _segment_searchsorted(values, tri[ids], tri[ids + 1], np.nextafter(x, 99))
+    want = [
+        np.searchsorted(values[tri[i] : tri[i + 1]], v, "right") for i, v in zip(ids, x)
+    ]
+    assert got.tolist() == want
+
+
+def test_within_subsample_rows():
+    from skprivacy._kernels._mmd import within_subsample
+
+    tri = np.array([0, 5, 5 + 40, 5 + 40 + 1])
+    within = np.arange(46, dtype=np.float64)
+    sub = within_subsample(within, tri, stride=16)
+    assert sub.shape == (3, 3)
+    assert sub[0].tolist() == [0.0, np.inf, np.inf]
+    assert sub[1].tolist() == [5.0, 21.0, 37.0]
+    assert sub[2].tolist() == [45.0, np.inf, np.inf]

@@ -38,6 +38,7 @@ __all__ = [
     "to_squared_distances",
     "within_kernel_sums",
     "within_kernel_sums_reference",
+    "within_subsample",
 ]
 
 # Rows per identity block of the exhaustive engine: a chunk of an audit is a
@@ -46,6 +47,10 @@ BLOCK_ROWS = 2048
 # Pairs are audited in blocks of rows of about 2**ROW_BLOCK_SHIFT distances,
 # so the selections' and exponentials' temporaries stay in cache.
 ROW_BLOCK_SHIFT = 19
+# Subsample stride of the median selection: every 16th pooled value brackets
+# the median rank (a wider stride makes a smaller first selection and a wider
+# bracket for the second; see benchmarks/README.md).
+MEDIAN_STRIDE = 16
 # Number of centred power moments kept per identity (enough for x <= 3 below).
 _N_MOMENTS = 48
 # Identities in fewer pairs than this get direct within sums (no moments).
@@ -69,14 +74,18 @@ def median_sq_reference(pooled):
     return float(0.5 * (np.sqrt(part[k - 1]) + np.sqrt(part[k])))
 
 
-def to_squared_distances(G, sq_a, sq_b):
+def to_squared_distances(G, sq_a, sq_b, *, scaled=False):
     """Turn dot products ``G`` into squared distances in place.
 
     ``max(-2 G + sq_a + sq_b, 0)`` with ``sq_a``, ``sq_b`` the squared norms
     broadcast along ``G``'s axes, always added in that order (so every path
-    rounds alike).
+    rounds alike). With ``scaled=True``, ``G`` already holds ``-2`` times the
+    products: the product of one operand scaled by ``-2``, which is exactly
+    ``-2`` times the product (scaling by a power of two commutes with every
+    rounding of the product), one pass over ``G`` fewer.
     """
-    G *= -2.0
+    if not scaled:
+        G *= -2.0
     G += sq_a
     G += sq_b
     np.maximum(G, 0.0, out=G)
@@ -128,10 +137,11 @@ def _partition_at(M, top, gap):
     above = M[:, top + 1 :]
     for g in np.unique(gap[gap > 0]):
         rows = np.flatnonzero(gap == g)
+        # Every row at the same gap (equal identity sizes): no gathered copy.
+        part = above if len(rows) == len(M) else above[rows]
         if g == 1:
-            high[rows] = above[rows].min(axis=1)
+            high[rows] = part.min(axis=1)
         else:
-            part = above[rows]
             part.partition(g - 1, axis=1)
             high[rows] = part[:, g - 1]
     return low, high
@@ -143,7 +153,41 @@ def _count_per_row(mask):
     return np.fromiter((np.count_nonzero(r) for r in mask), np.intp, len(mask))
 
 
-def dense_medians(cross, n_cross, within, tri, a, b, stride=16):
+def _segment_searchsorted(values, begin, end, x):
+    """``np.searchsorted(values[begin[t]:end[t]], x[t])`` for every ``t`` at once.
+
+    A branch-free binary search over the sorted segments: ``log2`` of the
+    longest segment steps, each a few operations on all entries.
+    """
+    pos = begin.copy()
+    longest = int((end - begin).max()) if len(begin) else 0
+    step = 1 << (longest.bit_length() - 1) if longest else 0
+    while step:
+        cand = pos + step
+        up = cand <= end
+        up &= values.take(cand - 1, mode="clip") < x
+        np.copyto(pos, cand, where=up)
+        step >>= 1
+    return pos - begin
+
+
+def within_subsample(within, tri, stride=MEDIAN_STRIDE):
+    """Every ``stride``-th sorted within distance of each identity, ``+inf`` padded.
+
+    Returns an array of shape ``(n_identities, ceil(longest / stride))``
+    (float64): row ``i`` holds ``within[tri[i]:tri[i + 1]:stride]``.
+    """
+    lengths = np.diff(tri)
+    width = -(-int(lengths.max()) // stride) if len(lengths) else 0
+    step = stride * np.arange(width)
+    out = within[np.minimum(tri[:-1, None] + step, max(len(within) - 1, 0))]
+    out[step >= lengths[:, None]] = np.inf
+    return out
+
+
+def dense_medians(
+    cross, n_cross, within, tri, a, b, stride=MEDIAN_STRIDE, within_sub=None
+):
     """Exact median of each pair's pooled distances, for many pairs at once.
 
     Row ``t`` of ``cross`` holds pair ``t``'s ``n_cross[t]`` cross squared
@@ -157,6 +201,8 @@ def dense_medians(cross, n_cross, within, tri, a, b, stride=16):
     Pairs whose bracket misses fall back to a full selection, so every
     result equals :func:`median_sq_reference` of the pooled values. Selections
     run in the dtype of ``cross``: every pooled value is exact in it.
+    ``within_sub`` is :func:`within_subsample` of ``within`` (computed here
+    when None).
     """
     P, dtype = len(cross), cross.dtype
     la, lb = tri[a + 1] - tri[a], tri[b + 1] - tri[b]
@@ -181,14 +227,11 @@ def dense_medians(cross, n_cross, within, tri, a, b, stride=16):
     sub, top, off = _aligned_rows(
         lo_r, 2 * width + cross_sub.shape[1], dtype, fill=False
     )
-    step = stride * np.arange(width)
+    if within_sub is None:
+        within_sub = within_subsample(within, tri, stride)
     for ids in (a, b):
-        # Each identity's subsample once, then one row gather per pair.
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        length = (tri[uniq + 1] - tri[uniq])[:, None]
-        part = within[np.minimum(tri[uniq][:, None] + step, len(within) - 1)]
-        part[step >= length] = np.inf
-        sub[:, off : off + width] = part[inverse]
+        # One row gather per pair from each identity's subsample.
+        sub[:, off : off + width] = within_sub[ids, :width]
         off += width
     sub[:, off:] = cross_sub
     lo, hi = _partition_at(sub, top, hi_r - lo_r)
@@ -197,14 +240,14 @@ def dense_medians(cross, n_cross, within, tri, a, b, stride=16):
     n_below = cross.shape[1] - _count_per_row(keep)
     keep &= cross <= hi[:, None]
     n_in_cross = _count_per_row(keep)
-    bounds = np.empty((4, P), dtype=np.intp)
-    for side, ids in enumerate((a, b)):
-        for u in np.unique(ids):
-            rows = np.flatnonzero(ids == u)
-            w = within[tri[u] : tri[u + 1]]
-            bounds[2 * side, rows] = np.searchsorted(w, lo[rows], "left")
-            bounds[2 * side + 1, rows] = np.searchsorted(w, hi[rows], "right")
-    ia0, ia1, ib0, ib1 = bounds
+    # Within values below lo and up to hi: four searchsorted per pair, all
+    # in one vectorised binary search (w <= h is w < nextafter(h, inf)).
+    lo64, hi64 = lo.astype(np.float64), np.nextafter(hi.astype(np.float64), np.inf)
+    ids = np.concatenate((a, a, b, b))
+    bounds = _segment_searchsorted(
+        within, tri[ids], tri[ids + 1], np.concatenate((lo64, hi64, lo64, hi64))
+    )
+    ia0, ia1, ib0, ib1 = bounds.reshape(4, P)
     n_below += ia0 + ib0
     n_in = n_in_cross + (ia1 - ia0) + (ib1 - ib0)
     ok = (n_below <= k_lo) & (n_below + n_in > k_hi)
@@ -499,7 +542,8 @@ def identity_state(X, starts, uses):
         ``X``, ``starts``, ``sq`` (squared row norms, in ``X``'s dtype),
         ``within`` (each identity's strict upper-triangle squared distances,
         sorted, float64; identity ``i`` at ``within[tri[i]:tri[i + 1]]``),
-        ``tri``, and the moment series ``centre``, ``half_range``,
+        ``tri``, ``within_sub`` (:func:`within_subsample`, for the median
+        selection) and the moment series ``centre``, ``half_range``,
         ``moments``.
     """
     X = np.ascontiguousarray(X)
@@ -535,6 +579,7 @@ def identity_state(X, starts, uses):
         "sq": sq,
         "starts": starts,
         "within": within,
+        "within_sub": within_subsample(within, tri_starts),
         "tri": tri_starts,
         "centre": centre,
         "half_range": half_range,
@@ -588,8 +633,10 @@ def _dense_cross(state, pairs, step):
             else:
                 rows_b = (starts[partners][:, None] + np.arange(mb)).ravel()
             out = buffer[filled : filled + e - s].reshape(-1, ma)
-            np.matmul(Xs[rows_b], Xs[rows_a].T, out=out)
-            to_squared_distances(out, sq[rows_a][None, :], sq[rows_b][:, None])
+            np.matmul(Xs[rows_b], -2.0 * Xs[rows_a].T, out=out)
+            to_squared_distances(
+                out, sq[rows_a][None, :], sq[rows_b][:, None], scaled=True
+            )
             filled += e - s
             if filled >= step or e == len(a):
                 yield buffer[:filled], order[e - filled : e]
@@ -597,8 +644,10 @@ def _dense_cross(state, pairs, step):
         return
     ra = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in ua])
     rb = np.concatenate([np.arange(starts[j], starts[j + 1]) for j in ub])
-    G = Xs[ra] @ Xs[rb].T
-    to_squared_distances(G, sq[ra][:, None], sq[rb][None, :])
+    Ra = Xs[ra]
+    Ra *= -2.0
+    G = Ra @ Xs[rb].T
+    to_squared_distances(G, sq[ra][:, None], sq[rb][None, :], scaled=True)
     pa, pb = np.searchsorted(ua, a), np.searchsorted(ub, b)
     padded = np.full((len(ua) * ma, len(ub) * mb), np.inf, dtype=G.dtype)
     dest_a = np.repeat(np.arange(len(ua)) * ma, ca) + (
@@ -619,8 +668,8 @@ def _sparse_cross(state, a, b, out):
     Xs, sq, starts = state["X"], state["sq"], state["starts"]
     rows_a = slice(starts[a], starts[a + 1])
     rows_b = slice(starts[b], starts[b + 1])
-    np.matmul(Xs[rows_a], Xs[rows_b].T, out=out)
-    to_squared_distances(out, sq[rows_a][:, None], sq[rows_b][None, :])
+    np.matmul(-2.0 * Xs[rows_a], Xs[rows_b].T, out=out)
+    to_squared_distances(out, sq[rows_a][:, None], sq[rows_b][None, :], scaled=True)
 
 
 def cross_blocks(state, pairs):
@@ -695,7 +744,9 @@ def pair_bandwidths(state, block, a, b):
     """
     starts, within, tri = state["starts"], state["within"], state["tri"]
     n_cross = (starts[a + 1] - starts[a]) * (starts[b + 1] - starts[b])
-    median = dense_medians(block, n_cross, within, tri, a, b)
+    median = dense_medians(
+        block, n_cross, within, tri, a, b, within_sub=state["within_sub"]
+    )
     sigma = median.copy()
     for i in np.flatnonzero(~(median > 0)):
         # A zero median means most pooled points coincide.
