@@ -32,8 +32,8 @@ from skprivacy.stats import (
 
 
 # ------------------------------------------------------------ naive references
-def loop_mmd2(X, Y, sigma):
-    """Unbiased MMD^2 by a plain double loop over the formula."""
+def loop_kernel_sums(X, Y, sigma):
+    """Off-diagonal within sums and the cross sum of the RBF kernel, by loops."""
 
     def k(u, v):
         return math.exp(-sum((a - b) ** 2 for a, b in zip(u, v)) / (2 * sigma**2))
@@ -42,6 +42,13 @@ def loop_mmd2(X, Y, sigma):
     xx = sum(k(X[i], X[j]) for i in range(n) for j in range(n) if i != j)
     yy = sum(k(Y[i], Y[j]) for i in range(m) for j in range(m) if i != j)
     xy = sum(k(X[i], Y[j]) for i in range(n) for j in range(m))
+    return xx, yy, xy
+
+
+def loop_mmd2(X, Y, sigma):
+    """Unbiased MMD^2 by a plain double loop over the formula."""
+    n, m = len(X), len(Y)
+    xx, yy, xy = loop_kernel_sums(X, Y, sigma)
     return xx / (n * (n - 1)) + yy / (m * (m - 1)) - 2 * xy / (n * m)
 
 
@@ -328,19 +335,6 @@ def test_gauss_mech_agrees_with_auditor_and_degenerate_cases():
 
 
 # ------------------------------------------------------------ pure per-pair maths
-def loop_kernel_sums(X, Y, sigma):
-    """Off-diagonal within sums and the cross sum, by plain loops."""
-
-    def k(u, v):
-        return math.exp(-sum((a - b) ** 2 for a, b in zip(u, v)) / (2 * sigma**2))
-
-    n, m = len(X), len(Y)
-    xx = sum(k(X[i], X[j]) for i in range(n) for j in range(n) if i != j)
-    yy = sum(k(Y[i], Y[j]) for i in range(m) for j in range(m) if i != j)
-    xy = sum(k(X[i], Y[j]) for i in range(n) for j in range(m))
-    return xx, yy, xy
-
-
 def test_mmd2_unbiased_equals_double_loop(pair):
     X, Y = pair
     xx, yy, xy = loop_kernel_sums(X, Y, 0.8)

@@ -18,19 +18,15 @@ from skprivacy.utils import blas_threads, map_blas_threads
 __all__ = ["low_rank_update", "low_rank_update_reference"]
 
 # Rows per block of the low-rank update, rounded down to a multiple of the
-# sub-block below. Measured at d = 512, r = 32 (float32, 2 threads, medians
-# of 11 interleaved quiet runs): 768, 1,024, 1,280 and 1,536 rows gave 1.56,
-# 1.56, 1.56 and 1.52 M rows/s; in an earlier, busier run 384 and 512 rows
-# gave 1.13 and 1.26 against 1.38 for 1,024 (the per-block Python calls).
+# sub-block below: enough rows that the dozen numpy calls per block cost
+# little, few enough that the block's temporaries stay in cache (block sizes
+# compared in benchmarks/README.md, "Kernel constants").
 _BLOCK_ROWS = 1024
 # The two skinny products of a block run as a stack of sub-block products of
 # at most this many rows, each small enough (m * n * k <= _SMALL_GEMM_SIZE) for
-# OpenBLAS's unpacked small-matrix kernels. Packing the (rows x d) operand is
-# a third of a flat product's time; stacked 32-row products measured 100-106
-# GFLOP/s against 76-85 for one flat product of the block (float32, one core,
-# in cache), 44-56 against 37-39 in float64. 32 rows ran 2-3% faster than 48
-# in the whole transform (same runs as above); fewer than 16 rows per
-# sub-block is not worth the per-product calls.
+# OpenBLAS's unpacked small-matrix kernels, which skip packing the (rows x d)
+# operand; fewer than 16 rows per sub-block is not worth the per-product calls
+# (stacked and flat products compared in benchmarks/README.md).
 _SUB_ROWS = 32
 _SMALL_GEMM_SIZE = 1_000_000
 
@@ -80,9 +76,8 @@ def _run_blocks(kernel, n_blocks):
     Each thread starts on its own contiguous run of blocks and, once done,
     takes blocks from the end of the longest run left. Contiguous runs keep
     the threads from faulting in the same fresh (2 MB huge) output page at
-    once: interleaved blocks (one ``pool.map`` item per block) measured ~10%
-    slower for the float32 transform on 2 cores. The first exception raised
-    stops the other threads and is re-raised.
+    once (as interleaved blocks, one ``pool.map`` item per block, would). The
+    first exception raised stops the other threads and is re-raised.
     """
     n_runs = max(1, min(blas_threads(), n_blocks))
     bounds = [n_blocks * w // n_runs for w in range(n_runs + 1)]
@@ -178,7 +173,7 @@ def low_rank_update(
     # The exact (recompute) path reads the directions at full precision: a
     # float32 copy of U is only orthonormal to ~eps32, and for a row almost
     # inside the removed subspace (||P x|| = q ||x||) that error is amplified
-    # by 1 / q after re-normalisation (measured 6e-4 off orthogonal for q ~ 1e-4).
+    # by 1 / q after re-normalisation.
     left64 = np.asarray(left, dtype=np.float64)
     right64_t = np.asarray(right, dtype=np.float64).T
     left = np.ascontiguousarray(left, dtype=dtype)
@@ -302,7 +297,7 @@ def low_rank_update(
             ob *= inv[:, None]
 
     # A threaded BLAS on these small blocks spends its time synchronising
-    # threads (15x slower measured): every product runs single-threaded, and
+    # threads (benchmarks/README.md): every product runs single-threaded, and
     # the blocks themselves are spread over the threads.
     _run_blocks(work_fast if fast else work, -(-n // block))
     return out

@@ -99,17 +99,17 @@ __all__ = [
 
 # Audits estimated below this many single-core seconds run in the calling
 # process whatever n_jobs says: starting a worker pool and memory-mapping the
-# embeddings cost ~0.5-1 s on a 2-core machine (measured with loky), more than
-# the work they would share.
+# embeddings costs a good part of a second (benchmarks/README.md, "Kernel
+# constants"), more than the work they would share.
 _IN_PROCESS_SECONDS = 1.0
 # Target estimated cost of one chunk (one joblib task): large enough that the
-# per-task overhead (~1 ms in process; across loky workers tens of ms, as the
-# arguments are hashed to reuse their memory maps) is negligible, small enough
-# that two workers share the work evenly.
+# per-task overhead (across loky workers the arguments are hashed to reuse
+# their memory maps) is negligible, small enough that two workers share the
+# work evenly.
 _CHUNK_SECONDS = 0.5
-# Cost-model rates, single core, about half the figures measured on the
-# development machine: float64 products of 100 x 512 blocks (~38 GFLOP/s),
-# elementwise exponentials, and streaming elementwise arithmetic.
+# Cost-model rates, single core, about half the rates of float64 products of
+# 100 x 512 blocks, elementwise exponentials and streaming elementwise
+# arithmetic (benchmarks/bench_kernels.py, section rates; benchmarks/README.md).
 FLOP_RATE = 2e10
 ELEMENT_RATE = 2e8
 STREAM_RATE = 1e9
@@ -520,8 +520,8 @@ class BasePairAuditor(BaseEstimator):
             )
             if self._threaded_chunks:
                 # Threads share the arrays instead of memory-mapping them into
-                # worker processes (measured 1.5x faster for exhaustive
-                # MMD-TV); a configured backend such as dask still applies.
+                # worker processes (faster for exhaustive MMD-TV); a
+                # configured backend such as dask still applies.
                 with limit_blas_threads(1):
                     outs = Parallel(n_jobs=self.n_jobs, prefer="threads")(tasks)
             else:

@@ -208,8 +208,8 @@ class MMDTVAuditor(BasePairAuditor):
     by the block size. Float32 input keeps float32 rows and Gram blocks
     (kernel sums, moments and the statistic accumulate in float64; the
     permutation test runs in float64): on the same rows the float32 path is
-    within ``1e-6`` of the float64 path in :math:`\widehat{\mathrm{MMD}}^2_u`
-    (measured ~2e-7), hence within ``1e-3`` in MMD and ``2e-3`` in ε where
+    within ``1e-6`` of the float64 path in :math:`\widehat{\mathrm{MMD}}^2_u`,
+    hence within ``1e-3`` in MMD and ``2e-3`` in ε where
     MMD is near 0 (square root) and ~1e-6 relative elsewhere (tested). The
     median heuristic is exact (a
     selection over the pair's pooled distances). Permutations are batched
