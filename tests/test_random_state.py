@@ -86,7 +86,7 @@ def _recipes():
     from skprivacy.membership import prototype_ce
     from skprivacy.pressure import attacker_ladder
     from skprivacy.sanitize import attribute_probe_accuracy
-    from skprivacy.stats import mmd_test
+    from skprivacy.stats import compare_conditions, identity_rate_interval, mmd_test
     from skprivacy.utils import identity_pairs
 
     def proba(est):
@@ -133,6 +133,21 @@ def _recipes():
         },
         "attribute_probe_accuracy": _call(attribute_probe_accuracy, X, IDS % 2, cv=2),
         "mmd_test": _call(mmd_test, X[:8], X[8:16], n_permutations=49),
+        "compare_conditions": _call(
+            compare_conditions,
+            {
+                "a": pd.DataFrame(
+                    {"id_a": [0, 0, 1, 2], "id_b": [1, 2, 2, 3], "eps": [1.0, 2, 3, 4]}
+                ),
+                "b": pd.DataFrame(
+                    {"id_a": [0, 0, 1, 2], "id_b": [1, 2, 2, 3], "eps": [2.0, 1, 4, 3]}
+                ),
+            },
+            n_resamples=50,
+        ),
+        "identity_rate_interval": _call(
+            identity_rate_interval, IDS % 3 == 0, IDS, n_resamples=50
+        ),
         "identity_pairs": _call(identity_pairs, 30, 10),
         "check_generator": lambda rs: check_generator(rs).random(3),
         "check_legacy_rng": lambda rs: check_legacy_rng(rs).random_sample(3),

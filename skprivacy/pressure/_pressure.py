@@ -31,6 +31,7 @@ from skprivacy.utils import (
     l2_normalize,
     limit_blas_threads,
     seed_from,
+    spawn_generator,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
@@ -1031,9 +1032,7 @@ class RenyiPressure(BaseEstimator):
         self._final = first
         self._columns = columns
         if self.n_resamples:
-            boot = np.random.default_rng(
-                np.random.SeedSequence(int(seeds[0]), spawn_key=(7,))
-            )
+            boot = spawn_generator(int(seeds[0]), 7)
             self.vrpi_ci_ = _vrpi_interval(
                 outs, data.codes, self.confidence, self.n_resamples, boot
             )
