@@ -14,6 +14,7 @@ from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skprivacy import GaussMechAuditor, KDELRAuditor, MMDTVAuditor
+from skprivacy.auditors import mmd_certificate_margin
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.stats import (
     GaussMechResult,
@@ -24,7 +25,6 @@ from skprivacy.stats import (
     kde_lr_epsilon,
     kde_lr_per_dimension,
     mmd2_unbiased,
-    mmd_certificate_margin,
     mmd_test,
     mmd_to_epsilon,
     silverman_bandwidth,
@@ -366,7 +366,9 @@ def test_mmd_to_epsilon_is_the_tv_formula(bound, denom, delta):
 
 
 def test_mmd_certificate_margin_is_hoeffding():
-    got = mmd_certificate_margin([100, 7, 40], [30, 50, 41], confidence=0.9, n_tests=37)
+    got = mmd_certificate_margin(
+        [100, 7, 40], [30, 50, 41], confidence=0.9, n_bandwidths=37
+    )
     want = [
         math.sqrt(8 * math.log(37 / 0.1) / min(n_x // 2, n_y // 2))
         for n_x, n_y in [(100, 30), (7, 50), (40, 41)]
@@ -440,7 +442,9 @@ def test_auditors_call_the_same_per_pair_maths():
     m = MMDTVAuditor(n_pairs=None, confidence=0.9, delta=0.01).fit(X, ids).results_
     assert np.array_equal(m["epsilon"], mmd_to_epsilon(m["mmd"], "tv", 0.01))
     assert np.array_equal(m["mmd"], np.sqrt(np.maximum(m["mmd2_unbiased"], 0)))
-    margin = mmd_certificate_margin(12, 12, confidence=0.9, n_tests=37 * len(m))
+    margin = mmd_certificate_margin(
+        12, 12, confidence=0.9, n_comparisons=len(m), n_bandwidths=37
+    )
     assert (m["mmd2_margin"] == margin).all()
     k = KDELRAuditor(n_pairs=5, alpha=0.01).fit(X, ids)
     Z = normalize(X)

@@ -25,6 +25,8 @@ from skprivacy.utils import map_blas_threads
 
 __all__ = [
     "BLOCK_ROWS",
+    "KERNEL_ONE",
+    "check_kernel_exponent",
     "cross_blocks",
     "cross_kernel_sums",
     "dense_medians",
@@ -57,6 +59,30 @@ _N_MOMENTS = 48
 MOMENT_MIN_USES = 8
 # Largest gamma * half_range for which the within sums use the moment series.
 _SERIES_MAX_X = 3.0
+
+
+# exp(-x) rounds to exactly 1.0 in float64 for x below 2^-53.
+KERNEL_ONE = 2.0**-53
+
+
+def check_kernel_exponent(exponent, what, where, advice):
+    """Refuse an RBF exponent at which the kernel is 0 (underflow) or exactly 1.
+
+    ``exponent`` is ``d^2 / (2 sigma^2)`` at a typical distance ``d``. Either
+    way every ε reads 0 ("no leakage") whatever the data; the ``ValueError``
+    names ``what`` (the setting), ``where`` (the distance) and ``advice``.
+    """
+    # exp(-x) underflows to 0 in float64 for x > ~745.
+    if exponent > 700.0:
+        problem = "so small that the RBF kernel underflows to 0"
+    elif exponent < KERNEL_ONE:
+        problem = "so large that the RBF kernel rounds to 1"
+    else:
+        return
+    raise ValueError(
+        f"{what} is {problem} at {where}, so every ε would read 0 whatever the "
+        f"data. Use {advice}."
+    )
 
 
 def median_sq_reference(pooled):

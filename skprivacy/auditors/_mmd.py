@@ -9,6 +9,8 @@ import pandas as pd
 from sklearn.base import clone
 
 from skprivacy._kernels._mmd import (
+    KERNEL_ONE,
+    check_kernel_exponent,
     cross_blocks,
     cross_kernel_sums,
     identity_blocks,
@@ -24,8 +26,9 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     pair_identity_rows,
 )
+from skprivacy.auditors._ceilings import mmd_certificate_margin
 from skprivacy.auditors._description import describe_mmdtv
-from skprivacy.stats import mmd2_unbiased, mmd_certificate_margin, mmd_to_epsilon
+from skprivacy.stats import mmd2_unbiased, mmd_to_epsilon
 from skprivacy.utils import limit_blas_threads, spawn_generator, validate_identity_data
 from skprivacy.utils._constants import MMD_TV_CEILING  # noqa: F401 (re-exported)
 from skprivacy.utils._progress import Progress
@@ -39,28 +42,6 @@ __all__ = ["MMDTVAuditor", "mmd_bandwidth_sweep"]
 # for every grid value, so the data-dependent choice keeps the guarantee.
 # Distances between unit vectors lie in [0, 2]; 2^-7 .. 2^2 covers any useful σ.
 CERTIFICATE_BANDWIDTH_GRID = 2.0 ** (np.arange(-28, 9) / 4.0)
-
-
-# exp(-x) rounds to exactly 1.0 in float64 for x below 2^-53.
-_KERNEL_ONE = 2.0**-53
-
-
-def _check_kernel_exponent(exponent, what, where, advice):
-    """Refuse an RBF exponent at which the kernel is 0 (underflow) or exactly 1.
-
-    Either way every ε reads 0 ("no leakage") whatever the data.
-    """
-    # exp(-x) underflows to 0 in float64 for x > ~745.
-    if exponent > 700.0:
-        problem = "so small that the RBF kernel underflows to 0"
-    elif exponent < _KERNEL_ONE:
-        problem = "so large that the RBF kernel rounds to 1"
-    else:
-        return
-    raise ValueError(
-        f"{what} is {problem} at {where}, so every ε would read 0 whatever the "
-        f"data. Use {advice}."
-    )
 
 
 def _pair_mmd2(state, a, b, kab, sigma):
@@ -298,12 +279,12 @@ class MMDTVAuditor(BasePairAuditor):
             # kernel at d is exp(-1 / (2 scale^2)), whatever the data.
             with np.errstate(over="ignore"):
                 exponent = 0.5 / np.float64(self.bandwidth_scale) ** 2
-            _check_kernel_exponent(
+            check_kernel_exponent(
                 exponent,
                 f"bandwidth_scale={self.bandwidth_scale:g} (of the median bandwidth)",
                 "each pair's median distance",
                 f"a bandwidth_scale in [{np.sqrt(1 / 1400):.3g}, "
-                f"{np.sqrt(0.5 / _KERNEL_ONE):.3g}]",
+                f"{np.sqrt(0.5 / KERNEL_ONE):.3g}]",
             )
             return
         sigma = float(self.bandwidth) * self.bandwidth_scale
@@ -318,12 +299,12 @@ class MMDTVAuditor(BasePairAuditor):
         # exp(-x) underflows to 0 in float64 for x > ~745.
         with np.errstate(over="ignore"):
             exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
-        _check_kernel_exponent(
+        check_kernel_exponent(
             exponent,
             f"bandwidth={self.bandwidth!r} (times bandwidth_scale: {sigma:.3g})",
             f"typical rows (median distance {np.sqrt(median_sq):.3g})",
             f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
-            f'{np.sqrt(0.5 * median_sq / _KERNEL_ONE):.3g}], or bandwidth="median"',
+            f'{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or bandwidth="median"',
         )
 
     def _prepare_audit(self, data, pairs):
@@ -466,7 +447,8 @@ class MMDTVAuditor(BasePairAuditor):
                 na,
                 nb,
                 confidence=self.confidence,
-                n_tests=n_grid * context.n_pairs_total,
+                n_comparisons=context.n_pairs_total,
+                n_bandwidths=n_grid,
             )
             mmd_lower = np.sqrt(np.maximum(mmd2_cert - margin, 0.0))
             out.update(

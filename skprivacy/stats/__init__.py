@@ -10,8 +10,8 @@ shapes:
   ``result = mmd_test(X, Y)``, ``result.statistic``, ``result.pvalue``;
 * the pure maths they and the auditors share, vectorised over pairs
   (:func:`mmd2_unbiased`, :func:`mmd_to_epsilon`,
-  :func:`mmd_certificate_margin`, :func:`kde_lr_per_dimension`,
-  :func:`silverman_bandwidth`, :func:`gauss_mech_epsilon_from_moments`);
+  :func:`kde_lr_per_dimension`, :func:`silverman_bandwidth`,
+  :func:`gauss_mech_epsilon_from_moments`);
 
 and intervals that resample identities rather than pairs or rows
 (:func:`compare_conditions`, :func:`identity_rate_interval`).
@@ -25,7 +25,7 @@ from skprivacy.stats._bootstrap import (
 )
 from skprivacy.stats._gauss import gauss_mech_epsilon_from_moments
 from skprivacy.stats._kde import kde_lr_per_dimension, silverman_bandwidth
-from skprivacy.stats._mmd import mmd2_unbiased, mmd_certificate_margin, mmd_to_epsilon
+from skprivacy.stats._mmd import mmd2_unbiased, mmd_to_epsilon
 from skprivacy.stats._two_sample import (
     GaussMechResult,
     KDELRResult,
@@ -48,7 +48,6 @@ __all__ = [
     "kde_lr_epsilon",
     "kde_lr_per_dimension",
     "mmd2_unbiased",
-    "mmd_certificate_margin",
     "mmd_test",
     "mmd_to_epsilon",
     "silverman_bandwidth",

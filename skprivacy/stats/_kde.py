@@ -10,6 +10,7 @@ calls :func:`kde_lr_per_dimension` for every pair;
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils import check_array
 
 from skprivacy._kernels._kde import kde_on_grid
 from skprivacy.utils._sklearn import Interval, validate_params
@@ -19,6 +20,24 @@ __all__ = ["kde_lr_per_dimension", "silverman_bandwidth"]
 # A coordinate that is constant within a sample has a zero Silverman
 # bandwidth; it gets this floor instead (embeddings are unit-norm).
 _MIN_BANDWIDTH = 1e-6
+
+
+def _check_sample(X, name):
+    """Return one sample as a finite float64 matrix with at least 2 rows."""
+    return check_array(
+        X, dtype=np.float64, ensure_min_samples=2, input_name=name, copy=False
+    )
+
+
+def _check_h(h, X):
+    """Return ``h`` checked: positive finite bandwidths, one per column of ``X``."""
+    h = np.asarray(h, dtype=np.float64)
+    if h.shape != (X.shape[1],) or not np.all(np.isfinite(h) & (h > 0)):
+        raise ValueError(
+            f"bandwidths must be {X.shape[1]} positive finite numbers, one per "
+            f"feature; got shape {h.shape}."
+        )
+    return h
 
 
 @validate_params({"X": ["array-like"]}, prefer_skip_nested_validation=True)
@@ -32,7 +51,7 @@ def silverman_bandwidth(X):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        One sample, ``n_samples >= 2``.
+        One sample, ``n_samples >= 2``, finite.
 
     Returns
     -------
@@ -60,7 +79,7 @@ def silverman_bandwidth(X):
     >>> silverman_bandwidth(np.array([[0.0], [1.0], [2.0], [3.0]])).round(4)
     array([0.7584])
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = _check_sample(X, "X")
     n = X.shape[0]
     std = X.std(axis=0, ddof=1)
     q75, q25 = np.percentile(X, [75, 25], axis=0)
@@ -158,10 +177,14 @@ def kde_lr_per_dimension(
     >>> bool(eps[1] > eps[0])
     True
     """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    hx = silverman_bandwidth(X) if bandwidth_x is None else np.asarray(bandwidth_x)
-    hy = silverman_bandwidth(Y) if bandwidth_y is None else np.asarray(bandwidth_y)
+    X, Y = _check_sample(X, "X"), _check_sample(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(
+            "X and Y must have the same number of features; got "
+            f"{X.shape[1]} and {Y.shape[1]}."
+        )
+    hx = silverman_bandwidth(X) if bandwidth_x is None else _check_h(bandwidth_x, X)
+    hy = silverman_bandwidth(Y) if bandwidth_y is None else _check_h(bandwidth_y, Y)
     hmax = np.maximum(hx, hy)
     lo = np.minimum(X.min(axis=0), Y.min(axis=0)) - margin * hmax
     hi = np.maximum(X.max(axis=0), Y.max(axis=0)) + margin * hmax

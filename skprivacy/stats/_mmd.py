@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The per-pair maths of MMD-TV: unbiased MMD², its ε and its certificate margin.
+"""The per-pair maths of MMD-TV: the unbiased MMD² and its ε.
 
 Pure functions of numbers (kernel sums, sample sizes, MMD values), vectorised
 over pairs. :class:`~skprivacy.MMDTVAuditor` computes the kernel sums of many
@@ -14,7 +14,7 @@ import numpy as np
 
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
-__all__ = ["mmd2_unbiased", "mmd_certificate_margin", "mmd_to_epsilon"]
+__all__ = ["mmd2_unbiased", "mmd_to_epsilon"]
 
 
 @validate_params(
@@ -147,64 +147,3 @@ def mmd_to_epsilon(mmd, bound="tv", delta=0.0):
             return 2.0 * np.arctanh(t)
         eps = np.log((1.0 + t - 2.0 * delta) / (1.0 - t))
     return np.where(t <= delta, 0.0, np.maximum(eps, 0.0))
-
-
-@validate_params(
-    {
-        "n_x": ["array-like", Integral],
-        "n_y": ["array-like", Integral],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "n_tests": [Interval(Integral, 1, None, closed="left")],
-    },
-    prefer_skip_nested_validation=True,
-)
-def mmd_certificate_margin(n_x, n_y, *, confidence, n_tests=1):
-    r"""Deviation that bounds the unbiased MMD² from below with confidence.
-
-    Parameters
-    ----------
-    n_x, n_y : int or array-like of shape (n_pairs,)
-        Sample sizes, at least 2.
-    confidence : float
-        Simultaneous confidence level in (0, 1), e.g. 0.95.
-    n_tests : int, default=1
-        Number of bounds that must hold together (pairs times candidate
-        bandwidths): the level is split among them (Bonferroni).
-
-    Returns
-    -------
-    margin : ndarray of shape (n_pairs,) or float ndarray of shape ()
-        ``t`` such that :math:`\mathrm{MMD}^2 \ge \widehat{\mathrm{MMD}}^2_u
-        - t` for every test at once with probability at least
-        ``confidence``.
-
-    See Also
-    --------
-    mmd2_unbiased : The estimate the margin is subtracted from.
-
-    Notes
-    -----
-    :math:`\widehat{\mathrm{MMD}}^2_u` is a two-sample U-statistic whose
-    kernel lies in :math:`[-2, 2]` for a kernel bounded by 1, so by
-    Hoeffding's inequality (Gretton et al., JMLR 2012, Theorem 10)
-    :math:`P(\mathrm{MMD}^2 < \widehat{\mathrm{MMD}}^2_u - t) \le
-    \exp(-k t^2 / 8)` with :math:`k = \min(\lfloor n_x/2 \rfloor, \lfloor
-    n_y/2 \rfloor)`. With :math:`T` tests at level :math:`1 - \alpha`
-    together,
-
-    .. math::
-
-        t = \sqrt{\frac{8 \ln(T / \alpha)}{k}}.
-
-    The kernel's bandwidth must be fixed before seeing the data (or chosen
-    from a grid whose every value is counted in :math:`T`).
-
-    Examples
-    --------
-    >>> from skprivacy.stats import mmd_certificate_margin
-    >>> round(float(mmd_certificate_margin(100, 100, confidence=0.95)), 4)
-    0.6923
-    """
-    n_x, n_y = np.asarray(n_x), np.asarray(n_y)
-    log_term = np.log(n_tests / (1.0 - confidence))
-    return np.sqrt(8.0 * log_term / np.minimum(n_x // 2, n_y // 2))

@@ -18,6 +18,8 @@ import numpy as np
 from sklearn.utils import check_array
 
 from skprivacy._kernels._mmd import (
+    KERNEL_ONE,
+    check_kernel_exponent,
     cross_blocks,
     cross_kernel_sums,
     identity_state,
@@ -80,6 +82,28 @@ def _check_samples(X, Y):
             "the embeddings).",
         )
     return X, Y
+
+
+def _check_bandwidth(Z, sigma):
+    """Refuse a bandwidth at which the kernel is 0 or 1 for typical rows."""
+    rows = Z[:: max(1, len(Z) // 256)]
+    sq = np.einsum("ij,ij->i", rows, rows)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (rows @ rows.T)
+    d2 = np.maximum(d2[np.triu_indices(len(rows), 1)], 0.0)
+    d2 = d2[d2 > 0]
+    if not d2.size:
+        return
+    median_sq = float(np.median(d2))
+    with np.errstate(over="ignore"):
+        exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
+    check_kernel_exponent(
+        exponent,
+        f"bandwidth={sigma!r}",
+        f"typical rows (median distance {np.sqrt(median_sq):.3g})",
+        f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
+        f"{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or bandwidth=None (the "
+        "median heuristic)",
+    )
 
 
 # --------------------------------------------------------------------------- MMD
@@ -226,6 +250,8 @@ def mmd_test(X, Y, *, bandwidth=None, n_permutations=9999, bound="tv", random_st
     X, Y = _check_samples(X, Y)
     n_x, n_y = X.shape[0], Y.shape[0]
     Z = np.ascontiguousarray(np.vstack([X, Y]))
+    if bandwidth is not None:
+        _check_bandwidth(Z, float(bandwidth))
     # The pair's quantities through the auditor's kernels, one pair of two
     # "identities" (X: rows 0..n_x-1, Y: the rest).
     state = identity_state(Z, np.array([0, n_x, n_x + n_y]), np.ones(2, np.intp))

@@ -191,4 +191,6 @@ def sklearn_random_state(random_state):
     """
     if isinstance(random_state, np.random.Generator):
         return seed_from(random_state)
+    # Anything else scikit-learn would reject later: refused here, by name.
+    check_random_state(random_state)
     return random_state
