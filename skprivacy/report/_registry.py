@@ -54,6 +54,7 @@ from skprivacy.plotting import (
     ResidualQQDisplay,
 )
 from skprivacy.report._names import METHOD_NAMES, PROTOCOL_HELP, SHARED_SETTINGS
+from skprivacy.utils import check_generator
 
 __all__ = ["METHODS", "PROTOCOLS", "AuditContext", "Method", "available_methods"]
 
@@ -340,7 +341,7 @@ def _control_rows(ctx, n):
     eligible = ctx.data.identities[ctx.counts >= 4]
     if n is None or n >= len(eligible):
         return ctx.X, ctx.y
-    chosen = np.random.default_rng(ctx.random_state).choice(eligible, n, replace=False)
+    chosen = check_generator(ctx.random_state).choice(eligible, n, replace=False)
     mask = np.isin(ctx.y, chosen)
     return ctx.X[mask], ctx.y[mask]
 
