@@ -35,4 +35,4 @@ __all__ = [
 #: scikit-learn's own "random_state" constraint rejects. Use it as
 #: ``"random_state": RANDOM_STATE`` in ``_parameter_constraints`` and
 #: ``validate_params``.
-RANDOM_STATE = ["random_state", np.random.Generator]
+RANDOM_STATE = ("random_state", np.random.Generator)
