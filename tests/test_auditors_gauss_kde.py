@@ -6,8 +6,8 @@ from numpy.testing import assert_allclose
 from scipy.stats import norm
 
 from skprivacy.auditors import GaussMechAuditor, KDELRAuditor, kde_lr_alpha_sweep
-from skprivacy.auditors._kde import silverman_bandwidth
 from skprivacy.datasets import load_yale_faces, make_identity_embeddings
+from skprivacy.stats import silverman_bandwidth
 
 
 def _unit(X):

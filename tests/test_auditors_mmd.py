@@ -7,12 +7,9 @@ from scipy.spatial.distance import cdist, pdist
 from scipy.stats import binom
 from sklearn.base import clone
 
+from skprivacy._kernels._mmd import permutation_test, relabellings
 from skprivacy.auditors import MMDTVAuditor, mmd_bandwidth_sweep, split_half_controls
-from skprivacy.auditors._mmd import (
-    MMD_TV_CEILING,
-    permutation_test,
-    relabellings,
-)
+from skprivacy.auditors._mmd import MMD_TV_CEILING
 from skprivacy.datasets import load_yale_faces, make_identity_embeddings
 
 
@@ -82,7 +79,7 @@ def test_exhaustive_matches_naive_on_yale(yale):
 )
 def test_matches_naive_on_synthetic(params, monkeypatch):
     # Small identity blocks: the exhaustive engine spans many block pairs.
-    monkeypatch.setattr("skprivacy.auditors._mmd._BLOCK_ROWS", 60)
+    monkeypatch.setattr("skprivacy._kernels._mmd.BLOCK_ROWS", 60)
     # Unequal identity sizes exercise the ragged bookkeeping.
     X, ids = make_identity_embeddings(40, 12, 16, random_state=1)
     keep = np.ones(len(ids), bool)
@@ -227,7 +224,7 @@ def test_certificate_lower_than_point_estimate():
 
 
 def test_within_moment_series_equals_direct_sum():
-    from skprivacy.auditors._mmd import _within_kernel_sums, _within_moments
+    from skprivacy._kernels._mmd import _within_moments, within_kernel_sums
 
     rng = np.random.default_rng(0)
     w = np.sort(rng.uniform(0.2, 1.2, 300))  # half range 0.5: x = gamma / 2
@@ -242,7 +239,7 @@ def test_within_moment_series_equals_direct_sum():
     }
     # Series (x <= 3) and direct sums (x > 3) in one call.
     gamma = np.array([0.01, 0.3, 2.0, 5.9, 6.1, 50.0])
-    got = _within_kernel_sums(state, np.zeros(len(gamma), dtype=np.intp), gamma)
+    got = within_kernel_sums(state, np.zeros(len(gamma), dtype=np.intp), gamma)
     want = [sum(np.exp(-g * v) for v in w) for g in gamma]
     assert_allclose(got, want, rtol=1e-12)
 
@@ -282,7 +279,7 @@ def _gauss_delta(eps, s, sens=1.0):
 
 
 def test_eps_delta_map_hand_computation():
-    from skprivacy.auditors._mmd import mmd_to_epsilon
+    from skprivacy.stats import mmd_to_epsilon
 
     # t = MMD / 2 = 0.4, delta = 0.05: log((1 + 0.4 - 0.1) / (1 - 0.4)) = log(13/6).
     assert float(mmd_to_epsilon(0.8, delta=0.05)) == pytest.approx(
@@ -306,7 +303,7 @@ def test_eps_delta_map_is_sound_for_the_gaussian_mechanism(s, eps):
     # and its TV is 2 Phi(1/(2s)) - 1; the map at t = TV gives at most eps.
     from scipy.stats import norm
 
-    from skprivacy.auditors._mmd import mmd_to_epsilon
+    from skprivacy.stats import mmd_to_epsilon
 
     delta = _gauss_delta(eps, s)
     tv = 2 * norm.cdf(1 / (2 * s)) - 1
@@ -352,7 +349,7 @@ def test_batched_medians_equal_numpy_median_of_pooled_distances(dtype):
     # Pairs of a dense group with unequal identity sizes (cross rows padded
     # with +inf), including ties and tiny identities: the batched exact
     # median equals np.median of each pair's pooled distances.
-    from skprivacy.auditors._mmd import _dense_medians
+    from skprivacy._kernels._mmd import dense_medians
 
     rng = np.random.default_rng(3)
     sizes = rng.integers(2, 40, size=9)
@@ -377,7 +374,7 @@ def test_batched_medians_equal_numpy_median_of_pooled_distances(dtype):
     n4 = sizes[a[4]] * sizes[b[4]]
     cross[4, :n4] = 1e-3
     cross[4, :n4:8] = 1.4
-    got = _dense_medians(cross, sizes[a] * sizes[b], within, tri, a, b)
+    got = dense_medians(cross, sizes[a] * sizes[b], within, tri, a, b)
     for t in range(len(a)):
         pooled = np.concatenate(
             (

@@ -2866,6 +2866,84 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
         )
     )
 
+    # The per-pair maths the auditors and the two-sample functions share.
+    T["mmd2_unbiased"] = [
+        Ok(
+            "kernel sums by hand",
+            lambda: float(ST.mmd2_unbiased(6.0, 2.0, 3.0, 3, 2)),
+            equals(6.0 / 6 + 2.0 / 2 - 2 * 3.0 / 6),
+        ),
+        Err(
+            "one row",
+            lambda: ST.mmd2_unbiased(0.0, 1.0, 1.0, 1, 3),
+            ValueError,
+            "at least 2 rows in each sample",
+        ),
+    ]
+    T["mmd_to_epsilon"] = [
+        Ok(
+            "2 artanh(MMD / 2)",
+            lambda: float(ST.mmd_to_epsilon(0.8)),
+            equals(2 * math.atanh(0.4)),
+        ),
+        Err("unknown bound", lambda: ST.mmd_to_epsilon(0.8, "x"), ValueError, "bound"),
+    ]
+    T["gauss_mech_epsilon_from_moments"] = [
+        Ok(
+            "the calibration by hand; zero scales",
+            lambda: ST.gauss_mech_epsilon_from_moments(
+                [0.5, 1.0, 0.0], [0.1, 0.0, 0.0], [0.2, 0.0, 0.0], delta=1e-3
+            ),
+            equals([0.5 * math.sqrt(2 * math.log(1250)) / 0.2, math.inf, 0.0]),
+        ),
+        Err(
+            "delta 0",
+            lambda: ST.gauss_mech_epsilon_from_moments(1.0, 1.0, 1.0, delta=0.0),
+            ValueError,
+            "delta",
+        ),
+    ]
+    T["silverman_bandwidth"] = [
+        Ok(
+            "0.9 min(std, IQR / 1.349) n^-1/5",
+            lambda: ST.silverman_bandwidth([[0.0], [1.0], [2.0], [3.0]]),
+            equals([0.9 * min(np.std([0, 1, 2, 3], ddof=1), 1.5 / 1.349) * 4**-0.2]),
+        ),
+        Err(
+            "one row",
+            lambda: ST.silverman_bandwidth(SA_[:1]),
+            ValueError,
+            "minimum of 2 is required",
+        ),
+        Err(
+            "NaN rows",
+            lambda: ST.silverman_bandwidth(np.where(SA_ > 1, np.nan, SA_)),
+            ValueError,
+            "Input X contains NaN",
+        ),
+    ]
+    T["kde_lr_per_dimension"] = [
+        Ok(
+            "the per-dimension values of kde_lr_epsilon",
+            lambda: ST.kde_lr_per_dimension(SA_, SB_, alpha=0.01),
+            same_as(
+                lambda: ST.kde_lr_epsilon(SA_, SB_, alpha=0.01).epsilon_per_dimension
+            ),
+        ),
+        Err(
+            "features differ",
+            lambda: ST.kde_lr_per_dimension(SA_, SB_[:, :3]),
+            ValueError,
+            "X and Y must have the same number of features",
+        ),
+        Err(
+            "a zero bandwidth",
+            lambda: ST.kde_lr_per_dimension(SA_, SB_, bandwidth_x=np.zeros(4)),
+            ValueError,
+            "bandwidths must be 4 positive finite numbers",
+        ),
+    ]
+
     # -- utils ----------------------------------------------------------------
     T["blas_threads"] = [
         Ok(
@@ -3276,6 +3354,50 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             "NaN and inf rows",
             lambda: U.row_norms(XNAN[[1, 20]]),
             equals([np.nan, np.inf]),
+        ),
+    ]
+    T["check_legacy_rng"] = [
+        Ok(
+            "the same int, sklearn's numbers",
+            lambda: U.check_legacy_rng(3).random_sample(),
+            equals(np.random.RandomState(3).random_sample()),
+        ),
+        Err(
+            "an unusable seed",
+            lambda: U.check_legacy_rng("a"),
+            ValueError,
+            "'a' cannot be used to seed",
+        ),
+    ]
+    T["sklearn_random_state"] = [
+        Ok("an int passes", lambda: U.sklearn_random_state(5), equals(5)),
+        Ok(
+            "a Generator becomes a seed",
+            lambda: U.sklearn_random_state(np.random.default_rng(0)),
+            holds(lambda v: isinstance(v, int) and 0 <= v < 2**31, "a seed"),
+        ),
+        Err(
+            "an unusable seed",
+            lambda: U.sklearn_random_state("a"),
+            ValueError,
+            "'a' cannot be used to seed",
+        ),
+    ]
+    T["spawn_generator"] = [
+        Ok(
+            "a SeedSequence stream",
+            lambda: U.spawn_generator(4, 1, 2).random(),
+            equals(
+                np.random.Generator(
+                    np.random.PCG64(np.random.SeedSequence(4, spawn_key=(1, 2)))
+                ).random()
+            ),
+        ),
+        Err(
+            "a negative key",
+            lambda: U.spawn_generator(4, -1),
+            ValueError,
+            "negative",
         ),
     ]
     T["seed_from"] = [

@@ -12,9 +12,10 @@ from scipy.linalg import subspace_angles
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 
+from skprivacy._kernels import _low_rank
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.exceptions import FewDimensionsLeftWarning
-from skprivacy.sanitize import INLP, ISP, LEACE, _base
+from skprivacy.sanitize import INLP, ISP, LEACE
 from skprivacy.utils import _threads
 
 
@@ -160,9 +161,9 @@ def test_transform_kernel_matches_naive_projection(dtype, n):
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 40 rows, sub-blocks of 16, three threads on any machine."""
-    monkeypatch.setattr(_base, "_BLOCK_ROWS", 40)
-    monkeypatch.setattr(_base, "_SUB_ROWS", 16)
-    monkeypatch.setattr(_base, "_blas_threads", lambda: 3)
+    monkeypatch.setattr(_low_rank, "_BLOCK_ROWS", 40)
+    monkeypatch.setattr(_low_rank, "_SUB_ROWS", 16)
+    monkeypatch.setattr(_low_rank, "blas_threads", lambda: 3)
     monkeypatch.setattr(_threads, "blas_threads", lambda: 3)
 
 
@@ -198,7 +199,7 @@ def test_general_low_rank_update_small_blocks(small_blocks, dtype, renormalize):
     left, right = rng.standard_normal((2, r, d)) / np.sqrt(d)
     shift = rng.standard_normal(d) * 0.1
     X = rng.standard_normal((31 * 32 + 25, d)).astype(dtype)
-    Z = _base.low_rank_update(
+    Z = _low_rank.low_rank_update(
         X, left, right, shift=shift, scale_rows=True, renormalize=renormalize
     )
     X64 = X.astype(np.float64)
@@ -214,7 +215,7 @@ def test_general_low_rank_update_small_blocks(small_blocks, dtype, renormalize):
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 5])
 @pytest.mark.parametrize("n_blocks", [1, 2, 7, 40])
 def test_run_blocks_runs_every_block_once(monkeypatch, n_threads, n_blocks):
-    monkeypatch.setattr(_base, "_blas_threads", lambda: n_threads)
+    monkeypatch.setattr(_low_rank, "blas_threads", lambda: n_threads)
     monkeypatch.setattr(_threads, "blas_threads", lambda: n_threads)
     seen = []
     lock = threading.Lock()
@@ -223,7 +224,7 @@ def test_run_blocks_runs_every_block_once(monkeypatch, n_threads, n_blocks):
         with lock:
             seen.append(i)
 
-    _base._run_blocks(kernel, n_blocks)
+    _low_rank._run_blocks(kernel, n_blocks)
     assert sorted(seen) == list(range(n_blocks))
 
     def failing(i):
@@ -231,7 +232,7 @@ def test_run_blocks_runs_every_block_once(monkeypatch, n_threads, n_blocks):
             raise RuntimeError("block failed")
 
     with pytest.raises(RuntimeError, match="block failed"):
-        _base._run_blocks(failing, n_blocks)
+        _low_rank._run_blocks(failing, n_blocks)
 
 
 @pytest.mark.parametrize("n_components", [5, 0.5, "auto", "full"])

@@ -14,20 +14,26 @@ from sklearn.preprocessing import normalize
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skprivacy import GaussMechAuditor, KDELRAuditor, MMDTVAuditor
+from skprivacy.auditors import mmd_certificate_margin
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.stats import (
     GaussMechResult,
     KDELRResult,
     MMDTestResult,
     gauss_mech_epsilon,
+    gauss_mech_epsilon_from_moments,
     kde_lr_epsilon,
+    kde_lr_per_dimension,
+    mmd2_unbiased,
     mmd_test,
+    mmd_to_epsilon,
+    silverman_bandwidth,
 )
 
 
 # ------------------------------------------------------------ naive references
-def loop_mmd2(X, Y, sigma):
-    """Unbiased MMD^2 by a plain double loop over the formula."""
+def loop_kernel_sums(X, Y, sigma):
+    """Off-diagonal within sums and the cross sum of the RBF kernel, by loops."""
 
     def k(u, v):
         return math.exp(-sum((a - b) ** 2 for a, b in zip(u, v)) / (2 * sigma**2))
@@ -36,6 +42,13 @@ def loop_mmd2(X, Y, sigma):
     xx = sum(k(X[i], X[j]) for i in range(n) for j in range(n) if i != j)
     yy = sum(k(Y[i], Y[j]) for i in range(m) for j in range(m) if i != j)
     xy = sum(k(X[i], Y[j]) for i in range(n) for j in range(m))
+    return xx, yy, xy
+
+
+def loop_mmd2(X, Y, sigma):
+    """Unbiased MMD^2 by a plain double loop over the formula."""
+    n, m = len(X), len(Y)
+    xx, yy, xy = loop_kernel_sums(X, Y, sigma)
     return xx / (n * (n - 1)) + yy / (m * (m - 1)) - 2 * xy / (n * m)
 
 
@@ -319,3 +332,141 @@ def test_gauss_mech_agrees_with_auditor_and_degenerate_cases():
     same = [[1.0, 0.0], [1.0, 0.0]]
     assert gauss_mech_epsilon(same, same).epsilon == 0.0
     assert gauss_mech_epsilon(same, [[0.0, 1.0], [0.0, 1.0]]).epsilon == math.inf
+
+
+# ------------------------------------------------------------ pure per-pair maths
+def test_mmd2_unbiased_equals_double_loop(pair):
+    X, Y = pair
+    xx, yy, xy = loop_kernel_sums(X, Y, 0.8)
+    got = mmd2_unbiased(xx, yy, xy, len(X), len(Y))
+    assert_allclose(got, loop_mmd2(X, Y, 0.8), rtol=1e-13)
+    # Vectorised over pairs.
+    vec = mmd2_unbiased([xx, 2.0], [yy, 2.0], [xy, 0.0], [len(X), 2], [len(Y), 2])
+    assert_allclose(vec, [loop_mmd2(X, Y, 0.8), 2.0], rtol=1e-13)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        mmd2_unbiased(0.0, 0.0, 0.0, 1, 3)
+
+
+@pytest.mark.parametrize("bound, denom", [("tv", 2.0), ("gonzalez", math.sqrt(2))])
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 0.05])
+def test_mmd_to_epsilon_is_the_tv_formula(bound, denom, delta):
+    mmd = np.array([0.0, 0.01, 0.3, 0.8, 1.2, math.sqrt(2)])
+    got = mmd_to_epsilon(mmd, bound, delta)
+    for value, eps in zip(mmd, got):
+        t = min(value / denom, 1.0)
+        if t >= 1:
+            want = math.inf
+        elif delta == 0:
+            want = 2 * math.atanh(t)
+        elif t <= delta:
+            want = 0.0
+        else:
+            want = max(math.log((1 + t - 2 * delta) / (1 - t)), 0.0)
+        assert eps == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_mmd_certificate_margin_is_hoeffding():
+    got = mmd_certificate_margin(
+        [100, 7, 40], [30, 50, 41], confidence=0.9, n_bandwidths=37
+    )
+    want = [
+        math.sqrt(8 * math.log(37 / 0.1) / min(n_x // 2, n_y // 2))
+        for n_x, n_y in [(100, 30), (7, 50), (40, 41)]
+    ]
+    assert_allclose(got, want, rtol=1e-14)
+
+
+def test_gauss_mech_from_moments_equals_loop_over_rows():
+    rng = np.random.default_rng(11)
+    samples = [rng.normal(size=(12, 4)), rng.normal(0.3, 2.0, size=(9, 4))]
+    moments = []
+    for S in samples:
+        mean = [sum(S[i, j] for i in range(len(S))) / len(S) for j in range(4)]
+        ss = sum((S[i, j] - mean[j]) ** 2 for i in range(len(S)) for j in range(4))
+        moments.append((mean, math.sqrt(ss / (len(S) * 4))))
+    (mx, sx), (my, sy) = moments
+    gap = math.dist(mx, my)
+    got = gauss_mech_epsilon_from_moments(gap, sx, sy, delta=1e-3)
+    assert_allclose(got, gap * math.sqrt(2 * math.log(1250)) / max(sx, sy), rtol=1e-14)
+    edge = gauss_mech_epsilon_from_moments([0.0, 1.0, 1.0], [0.0, 0.0, 0.5], 0.0)
+    assert edge.tolist() == [
+        0.0,
+        math.inf,
+        pytest.approx(2 * math.sqrt(2 * math.log(1.25e5))),
+    ]
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_kde_lr_per_dimension_with_given_bandwidths_matches_sklearn(alpha):
+    rng = np.random.default_rng(12)
+    X, Y = rng.normal(size=(20, 2)), rng.normal(0.5, 0.7, size=(25, 2))
+    hx, hy = np.array([0.4, 0.2]), np.array([0.3, 0.5])
+    got = kde_lr_per_dimension(X, Y, bandwidth_x=hx, bandwidth_y=hy, alpha=alpha)
+    for j in range(2):
+        x, y = X[:, j], Y[:, j]
+        h = max(hx[j], hy[j])
+        lo, hi = min(x.min(), y.min()) - 3 * h, max(x.max(), y.max()) + 3 * h
+        grid = np.linspace(lo, hi, 201)[:, None]
+        px = np.exp(KernelDensity(bandwidth=hx[j]).fit(x[:, None]).score_samples(grid))
+        py = np.exp(KernelDensity(bandwidth=hy[j]).fit(y[:, None]).score_samples(grid))
+        qx = np.maximum((1 - alpha) * px + alpha / (hi - lo), 1e-12)
+        qy = np.maximum((1 - alpha) * py + alpha / (hi - lo), 1e-12)
+        assert got[j] == pytest.approx(np.abs(np.log(qx) - np.log(qy)).max(), rel=1e-8)
+    # Default bandwidths: Silverman's rule of each sample.
+    assert_allclose(
+        kde_lr_per_dimension(X, Y),
+        kde_lr_per_dimension(
+            X,
+            Y,
+            bandwidth_x=[by_hand_silverman(X[:, j]) for j in range(2)],
+            bandwidth_y=[by_hand_silverman(Y[:, j]) for j in range(2)],
+        ),
+        rtol=1e-12,
+    )
+    assert_allclose(
+        silverman_bandwidth(X), [by_hand_silverman(X[:, j]) for j in range(2)]
+    )
+
+
+def test_auditors_call_the_same_per_pair_maths():
+    # Every per-pair column of the auditors is the public function of the
+    # auditor's own per-pair inputs, to the last bit.
+    X, ids = make_identity_embeddings(8, 12, 10, random_state=4)
+    g = GaussMechAuditor(n_pairs=None, delta=1e-4).fit(X, ids).results_
+    assert np.array_equal(
+        g["epsilon"],
+        gauss_mech_epsilon_from_moments(
+            g["delta_mean"], g["sigma_a"], g["sigma_b"], delta=1e-4
+        ),
+    )
+    m = MMDTVAuditor(n_pairs=None, confidence=0.9, delta=0.01).fit(X, ids).results_
+    assert np.array_equal(m["epsilon"], mmd_to_epsilon(m["mmd"], "tv", 0.01))
+    assert np.array_equal(m["mmd"], np.sqrt(np.maximum(m["mmd2_unbiased"], 0)))
+    margin = mmd_certificate_margin(
+        12, 12, confidence=0.9, n_comparisons=len(m), n_bandwidths=37
+    )
+    assert (m["mmd2_margin"] == margin).all()
+    k = KDELRAuditor(n_pairs=5, alpha=0.01).fit(X, ids)
+    Z = normalize(X)
+    for t, row in enumerate(k.results_.itertuples()):
+        A, B = Z[ids == row.id_a], Z[ids == row.id_b]
+        assert np.array_equal(
+            k.epsilon_per_dimension_[t], kde_lr_per_dimension(A, B, alpha=0.01)
+        )
+
+
+def test_stats_does_not_import_the_estimators():
+    # The functions are the maths; the estimators call them, not the reverse.
+    import ast
+    from pathlib import Path
+
+    import skprivacy.stats
+
+    for path in Path(skprivacy.stats.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith("skprivacy.auditors"), path
+            if isinstance(node, ast.Import):
+                assert not any(
+                    a.name.startswith("skprivacy.auditors") for a in node.names
+                )

@@ -76,11 +76,17 @@ from skprivacy.utils import (
     identity_pairs,
     limit_blas_threads,
     map_blas_threads,
+    spawn_generator,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._random import seed_from
-from skprivacy.utils._sklearn import Interval, _fit_context, check_is_fitted
+from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
+    Interval,
+    _fit_context,
+    check_is_fitted,
+)
 
 __all__ = [
     "BasePairAuditor",
@@ -93,17 +99,17 @@ __all__ = [
 
 # Audits estimated below this many single-core seconds run in the calling
 # process whatever n_jobs says: starting a worker pool and memory-mapping the
-# embeddings cost ~0.5-1 s on a 2-core machine (measured with loky), more than
-# the work they would share.
+# embeddings costs a good part of a second (benchmarks/README.md, "Kernel
+# constants"), more than the work they would share.
 _IN_PROCESS_SECONDS = 1.0
 # Target estimated cost of one chunk (one joblib task): large enough that the
-# per-task overhead (~1 ms in process; across loky workers tens of ms, as the
-# arguments are hashed to reuse their memory maps) is negligible, small enough
-# that two workers share the work evenly.
+# per-task overhead (across loky workers the arguments are hashed to reuse
+# their memory maps) is negligible, small enough that two workers share the
+# work evenly.
 _CHUNK_SECONDS = 0.5
-# Cost-model rates, single core, about half the figures measured on the
-# development machine: float64 products of 100 x 512 blocks (~38 GFLOP/s),
-# elementwise exponentials, and streaming elementwise arithmetic.
+# Cost-model rates, single core, about half the rates of float64 products of
+# 100 x 512 blocks, elementwise exponentials and streaming elementwise
+# arithmetic (benchmarks/bench_kernels.py, section rates; benchmarks/README.md).
 FLOP_RATE = 2e10
 ELEMENT_RATE = 2e8
 STREAM_RATE = 1e9
@@ -253,11 +259,6 @@ def pair_identity_rows(data, pairs, dtype=np.float64):
     return slot, data.normalized_rows(rows, dtype), starts
 
 
-def _entropy(random_state):
-    """Return the integer that seeds every per-pair generator of an audit."""
-    return seed_from(random_state)
-
-
 @dataclass(frozen=True)
 class PairAuditContext:
     """What every chunk of one audit shares (passed to ``_audit_pairs``).
@@ -299,8 +300,7 @@ class PairAuditContext:
         rng : numpy.random.Generator
             Seeded by ``(seed, a, b)`` only.
         """
-        ss = np.random.SeedSequence(self.seed, spawn_key=(int(a), int(b)))
-        return np.random.Generator(np.random.PCG64(ss))
+        return spawn_generator(self.seed, a, b)
 
 
 _DATA_FIELDS = ("X", "y", "codes", "identities", "counts", "kept", "norms")
@@ -418,7 +418,7 @@ class BasePairAuditor(BaseEstimator):
     _parameter_constraints: dict = {
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     # ------------------------------------------------------------------ hooks
@@ -520,8 +520,8 @@ class BasePairAuditor(BaseEstimator):
             )
             if self._threaded_chunks:
                 # Threads share the arrays instead of memory-mapping them into
-                # worker processes (measured 1.5x faster for exhaustive
-                # MMD-TV); a configured backend such as dask still applies.
+                # worker processes (faster for exhaustive MMD-TV); a
+                # configured backend such as dask still applies.
                 with limit_blas_threads(1):
                     outs = Parallel(n_jobs=self.n_jobs, prefer="threads")(tasks)
             else:
@@ -555,7 +555,7 @@ class BasePairAuditor(BaseEstimator):
 
     def _audit(self, data, random_state):
         pairs = self._protocol_pairs(data, random_state)
-        seed = _entropy(random_state)
+        seed = seed_from(random_state)
         results, details = self._audit_table(data, pairs, seed)
         return pairs, results, details
 

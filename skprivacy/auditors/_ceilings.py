@@ -18,8 +18,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from skprivacy.auditors._mmd import mmd_to_epsilon
 from skprivacy.auditors._roc_core import certifiable_epsilon_ceiling
+from skprivacy.stats import mmd_to_epsilon
 from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
 
 __all__ = [

@@ -29,7 +29,6 @@ from skprivacy.auditors._base import (
     FLOP_RATE,
     BasePairAuditor,
     PairAuditContext,
-    _entropy,
 )
 from skprivacy.auditors._description import describe_certifier
 from skprivacy.auditors._roc import (
@@ -64,6 +63,7 @@ from skprivacy.utils import (
     IdentityData,
     duplicate_groups,
     near_duplicates_of,
+    seed_from,
     validate_identity_data,
 )
 from skprivacy.utils._sklearn import (
@@ -245,7 +245,7 @@ class ROCHTCertifier(BasePairAuditor):
         the number of pairs in the family (``ValueError`` otherwise) and, for
         the guarantee to hold, **fixed before the test data are seen**, as
         must ``pairs``.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seeds the pair ordering, the reserved-test split and the folds.
     n_jobs : int or None, default=None
         Parallel jobs over chunks of pairs (joblib).
@@ -548,7 +548,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         if self.solver_ == "shared":
             results = self._certify_shared(data, pairs)
         else:
-            results, _ = self._audit_table(data, pairs, _entropy(random_state))
+            results, _ = self._audit_table(data, pairs, seed_from(random_state))
         return pairs, results, {}
 
     def _certify_shared(self, data, pairs):
@@ -624,7 +624,7 @@ pair_details_, n_features_in_, feature_names_in_ :
         if self.select_top is not None:
             n_family = min(int(self.select_top), n_family)
         n_comparisons = self._family_size(n_family)
-        seed = _entropy(self.random_state)
+        seed = seed_from(self.random_state)
         m = self._n_thresholds()
         alpha = alpha_per_bound(self.confidence, n_comparisons * m)
         if self.test_size is not None:

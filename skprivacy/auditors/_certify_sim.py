@@ -27,12 +27,12 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import binom
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
 from skprivacy.auditors._certify import ROCHTCertifier
 from skprivacy.auditors._mmd import MMDTVAuditor
 from skprivacy.auditors._roc_core import family_confidence
-from skprivacy.utils import limit_blas_threads
+from skprivacy.utils import check_legacy_rng, limit_blas_threads
 
 __all__ = [
     "MECHANISMS",
@@ -92,7 +92,7 @@ def make_mechanism_data(
         Rows per identity.
     n_features : int, default=16
         Embedding dimension; coordinate 0 carries the signal.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seed.
 
     Returns
@@ -106,7 +106,7 @@ def make_mechanism_data(
         )
     if mechanism != "identical" and not epsilon > 0:
         raise ValueError(f"epsilon must be > 0 for {mechanism!r}; got {epsilon}.")
-    rng = check_random_state(random_state)
+    rng = check_legacy_rng(random_state)
     ids = np.repeat(np.arange(n_identities), n_samples)
     X = rng.standard_normal((ids.shape[0], n_features))
     if mechanism == "laplace":

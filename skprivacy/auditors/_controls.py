@@ -9,9 +9,9 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from skprivacy.auditors._base import BasePairAuditor, _entropy, summarize
-from skprivacy.utils import IdentityData
-from skprivacy.utils._sklearn import HasMethods, Interval, validate_params
+from skprivacy.auditors._base import BasePairAuditor, summarize
+from skprivacy.utils import IdentityData, check_generator, seed_from
+from skprivacy.utils._sklearn import RANDOM_STATE, HasMethods, Interval, validate_params
 
 __all__ = ["split_half_controls"]
 
@@ -24,7 +24,7 @@ __all__ = ["split_half_controls"]
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "p_value_column": [str],
         "min_samples_per_half": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -62,7 +62,7 @@ def split_half_controls(
         Column holding the per-pair p-value, if the auditor produces one.
     min_samples_per_half : int, default=2
         Identities with fewer than twice this many rows are skipped.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seeds the splits and the per-control randomness of the audit.
 
     Returns
@@ -91,8 +91,8 @@ def split_half_controls(
         )
     est = clone(auditor)
     data = est._validate(X, y, reset=True)
-    seed = _entropy(random_state)
-    rng = np.random.default_rng(seed)
+    seed = seed_from(random_state)
+    rng = check_generator(seed)
     order, starts = data.order()
     rows, codes, labels, halves = [], [], [], []
     for i in range(data.n_identities):

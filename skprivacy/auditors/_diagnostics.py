@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from sklearn.base import BaseEstimator
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
-from skprivacy.utils import validate_identity_data
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy.utils import check_legacy_rng, validate_identity_data
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
 __all__ = ["residual_gaussianity"]
 
@@ -27,7 +27,7 @@ class _Input(BaseEstimator):
         "threshold": [Interval(Real, 0, 1, closed="neither")],
         "max_samples": [Interval(Integral, 3, None, closed="left"), None],
         "n_quantiles": [Interval(Integral, 2, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -57,7 +57,7 @@ def residual_gaussianity(
         ``None`` tests all rows.
     n_quantiles : int, default=101
         Number of probability levels of the Q-Q data.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the subset.
 
     Returns
@@ -92,7 +92,7 @@ def residual_gaussianity(
     means = np.add.reduceat(Xs, starts[:-1], axis=0) / data.counts[:, None]
     resid = Xs - np.repeat(means, data.counts, axis=0)
     if max_samples is not None and resid.shape[0] > max_samples:
-        rng = check_random_state(random_state)
+        rng = check_legacy_rng(random_state)
         rows = np.sort(rng.choice(resid.shape[0], size=max_samples, replace=False))
         resid = resid[rows]
     d = resid.shape[1]

@@ -6,21 +6,17 @@ from numbers import Real
 
 import numpy as np
 
+from skprivacy._kernels._moments import grouped_moments
 from skprivacy.auditors._base import (
     STREAM_RATE,
     BasePairAuditor,
     pair_row_index,
 )
 from skprivacy.auditors._description import describe_gaussmech
-from skprivacy.utils._identity import identity_sums
+from skprivacy.stats import gauss_mech_epsilon_from_moments
 from skprivacy.utils._sklearn import Interval
-from skprivacy.utils._validation import _divide_rows
 
 __all__ = ["GaussMechAuditor"]
-
-
-# Rows per block of the vectorised moment pass (bounds the residual temporary).
-_BLOCK_ROWS = 8192
 
 
 def identity_moments(data, pairs=None):
@@ -29,12 +25,9 @@ def identity_moments(data, pairs=None):
     Returns ``(slot, means, sigmas)`` for the identities occurring in
     ``pairs`` (every identity when ``pairs`` is None): the moments of
     identity ``code`` are row ``slot[code]`` of ``means`` (shape
-    ``(n_used, d)``) and ``sigmas[slot[code]] = sqrt(sum_j ||z_j - mean||^2 /
-    (n d))``.
-
-    With deferred normalisation (``data.norms`` set) the rows are never
-    normalised: the means are sums weighted by ``1 / norm`` (one sparse pass
-    over the raw rows) and ``sum_j ||z_j||^2`` is the row count (unit rows).
+    ``(n_used, d)``) and ``sigmas[slot[code]]``. With deferred normalisation
+    (``data.norms`` set) the rows are never normalised: the norms are folded
+    into the sums (see ``grouped_moments``).
     """
     if pairs is None:
         pairs = np.arange(data.n_identities)
@@ -43,56 +36,7 @@ def identity_moments(data, pairs=None):
     norms = None
     if data.norms is not None:
         norms = data.norms if rows is None else data.norms[rows]
-    k, d = len(starts) - 1, Xs.shape[1]
-    counts = np.diff(starts)
-    means = np.empty((k, d))
-    ss = np.empty(k)
-    # Blocks of whole identities; residuals computed directly (not as
-    # E||z||^2 - ||mean||^2) to avoid cancellation.
-    i = 0
-    while i < k:
-        j = int(np.searchsorted(starts, starts[i] + _BLOCK_ROWS, side="right")) - 1
-        j = min(max(j, i + 1), k)
-        R = Xs[starts[i] : starts[j]]
-        nr = None if norms is None else norms[starts[i] : starts[j]]
-        owner = np.repeat(np.arange(j - i), counts[i:j])
-        # Segment sums as a sparse indicator product (one pass, vectorised
-        # over columns; reduceat along rows is several times slower).
-        means[i:j] = (
-            identity_sums(
-                R,
-                owner,
-                j - i,
-                dtype=np.float64,
-                weights=None if nr is None else 1.0 / nr,
-            )
-            / counts[i:j, None]
-        )
-        # sum ||z - mean||^2 = sum ||z||^2 - n ||mean||^2, whose rounding error
-        # is ~1e-16 sum ||z||^2; where that is not 1e-10 of the result
-        # (nearly constant identities) the residuals are summed directly.
-        if nr is None:
-            total = np.bincount(owner, np.einsum("ij,ij->i", R, R), minlength=j - i)
-        else:
-            total = counts[i:j].astype(np.float64)
-        fast = total - counts[i:j] * np.einsum("ij,ij->i", means[i:j], means[i:j])
-        ss[i:j] = fast
-        for t in np.flatnonzero(fast <= 1e-6 * total):
-            lo, hi = starts[i + t], starts[i + t + 1]
-            r = np.asarray(Xs[lo:hi], dtype=np.float64)
-            if norms is not None:
-                r = _divide_rows(r, norms[lo:hi])
-            if not (r != r[0]).any():
-                # Identical rows: the residual scale is exactly 0 (the computed
-                # mean can differ from the rows by rounding, which would give
-                # sigma ~ 1e-17 and a finite ε ~ 1e17 instead of the documented
-                # inf).
-                means[i + t], ss[i + t] = r[0], 0.0
-                continue
-            r = r - means[i + t]
-            ss[i + t] = np.einsum("ij,ij->", r, r)
-        i = j
-    sigmas = np.sqrt(ss / (counts * d))
+    means, sigmas = grouped_moments(Xs, starts, norms)
     return slot, means, sigmas
 
 
@@ -121,7 +65,7 @@ class GaussMechAuditor(BasePairAuditor):
         Number of jobs for the pair loop, run through joblib in chunks of
         pairs (so ``joblib.parallel_config(backend="dask")`` works).
         ``None`` means 1 unless in a :obj:`joblib.parallel_config` context.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering. Auditors with the same seed audit the same
         pairs.
 
@@ -155,6 +99,7 @@ class GaussMechAuditor(BasePairAuditor):
     --------
     MMDTVAuditor : A kernel two-sample ε estimate that needs no Gaussianity.
     KDELRAuditor : Per-dimension density-ratio ε diagnostic.
+    skprivacy.stats.gauss_mech_epsilon_from_moments : The per-pair computation.
 
     Notes
     -----
@@ -212,20 +157,12 @@ class GaussMechAuditor(BasePairAuditor):
         slot, means, sigmas = context.state
         a, b = slot[pairs[:, 0]], slot[pairs[:, 1]]
         delta_mean = np.linalg.norm(means[a] - means[b], axis=1)
-        sigma = np.maximum(sigmas[a], sigmas[b])
-        factor = np.sqrt(2.0 * np.log(1.25 / self.delta))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # Zero residual scale: distinct means are infinitely separable,
-            # equal means are not separable at all.
-            eps = np.where(
-                sigma > 0,
-                delta_mean * factor / np.where(sigma > 0, sigma, 1.0),
-                np.where(delta_mean > 0, np.inf, 0.0),
-            )
         return {
-            "epsilon": eps,
+            "epsilon": gauss_mech_epsilon_from_moments(
+                delta_mean, sigmas[a], sigmas[b], delta=self.delta
+            ),
             "delta_mean": delta_mean,
-            "sigma": sigma,
+            "sigma": np.maximum(sigmas[a], sigmas[b]),
             "sigma_a": sigmas[a],
             "sigma_b": sigmas[b],
         }

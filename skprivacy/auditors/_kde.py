@@ -14,133 +14,20 @@ from skprivacy.auditors._base import (
     pair_identity_rows,
 )
 from skprivacy.auditors._description import describe_kdelr
+from skprivacy.stats import kde_lr_per_dimension, silverman_bandwidth
 from skprivacy.utils._random import seed_from
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
-__all__ = ["KDELRAuditor", "kde_lr_alpha_sweep", "silverman_bandwidth"]
-
-_SQRT_2PI = np.sqrt(2.0 * np.pi)
-# A coordinate that is constant within an identity has a zero Silverman
-# bandwidth; it gets this floor instead (embeddings are unit-norm).
-_MIN_BANDWIDTH = 1e-6
-
-
-def silverman_bandwidth(X):
-    """Silverman's rule of thumb per column (Silverman 1986, eq. 3.31).
-
-    ``h = 0.9 * min(std, IQR / 1.349) * n ** (-1/5)`` with the sample standard
-    deviation (``ddof=1``) and numpy's default (linear) percentiles; ``std``
-    alone when the IQR is 0. Zero bandwidths are floored at 1e-6.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Samples of one identity, ``n_samples >= 2``.
-
-    Returns
-    -------
-    h : ndarray of shape (n_features,)
-        Bandwidth per column.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skprivacy.auditors._kde import silverman_bandwidth
-    >>> silverman_bandwidth(np.array([[0.0], [1.0], [2.0], [3.0]])).round(4)
-    array([0.7584])
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    std = X.std(axis=0, ddof=1)
-    q75, q25 = np.percentile(X, [75, 25], axis=0)
-    iqr = (q75 - q25) / 1.349
-    spread = np.where(iqr > 0, np.minimum(std, iqr), std)
-    h = 0.9 * spread * n ** (-0.2)
-    return np.maximum(h, _MIN_BANDWIDTH)
-
-
-def kde_on_grid(X, h, lo, step, grid_size):
-    r"""Gaussian KDE of every column of ``X`` on per-column uniform grids.
-
-    Column ``j`` is evaluated at ``lo[j] + k * step[j]``, ``k = 0 ..
-    grid_size - 1``, with bandwidth ``h[j]``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Samples.
-    h : ndarray of shape (n_features,)
-        Bandwidths.
-    lo, step : ndarray of shape (n_features,)
-        Grid start and spacing per column.
-    grid_size : int
-        Number of grid points.
-
-    Returns
-    -------
-    density : ndarray of shape (grid_size, n_features)
-        ``(1 / (n h)) sum_i phi((g - x_i) / h)``.
-
-    Notes
-    -----
-    On a uniform grid the Gaussian terms obey an exact multiplicative
-    recurrence: with :math:`a = (g_s - x)/h` and :math:`\delta = \Delta/h`,
-    :math:`e^{-(a + (j+1)\delta)^2/2} = e^{-(a + j\delta)^2/2} \cdot
-    e^{-a\delta - \delta^2/2} \cdot e^{-j\delta^2}`. Exponentials are
-    evaluated directly at the start of each segment of ``L`` grid points and
-    propagated by two multiplications per point inside it (relative error
-    ~``L`` ulps). ``L`` is chosen so that ``(L - 1) * max(delta) <= 7``: a
-    start value that underflows then only feeds points whose true terms are
-    below ``exp(-450)``. With ``max(delta) >= 7`` every point is evaluated
-    directly. Ratios are capped at ``e^700`` (only reached where every term
-    of the segment is below ``exp(-4000)``).
-    """
-    n = X.shape[0]
-    u = (lo[None, :] - X) / h[None, :]
-    delta = step / h
-    dmax = float(delta.max()) if delta.size else 0.0
-    seg = 32 if dmax <= 7.0 / 31 else max(1, int(7.0 / dmax) + 1)
-    q = np.exp(-(delta * delta))
-    out = np.empty((grid_size, X.shape[1]))
-    a = np.empty_like(u)
-    E = np.empty_like(u)
-    R = np.empty_like(u)
-    for s in range(0, grid_size, seg):
-        np.multiply(delta, s, out=a[0])
-        np.add(u, a[0][None, :], out=a)
-        np.multiply(a, a, out=E)
-        E *= -0.5
-        np.exp(E, out=E)
-        out[s] = E.sum(axis=0)
-        stop = min(s + seg, grid_size)
-        if stop - s > 1:
-            np.multiply(a, -delta[None, :], out=R)
-            R -= 0.5 * delta * delta
-            # Ratios above e^700 only occur where the start term underflowed
-            # (|a| > 100) and every term of the segment is negligible.
-            np.minimum(R, 700.0, out=R)
-            np.exp(R, out=R)
-            for k in range(s + 1, stop):
-                E *= R
-                R *= q
-                out[k] = E.sum(axis=0)
-    out /= n * h * _SQRT_2PI
-    return out
+__all__ = ["KDELRAuditor", "kde_lr_alpha_sweep"]
 
 
 def _identity_bandwidths(data, pairs):
     # Only the identities occurring in the pairs (slot maps codes to rows).
     slot, Xs, starts = pair_identity_rows(data, pairs)
-    k, d = len(starts) - 1, Xs.shape[1]
-    h = np.empty((k, d))
-    xmin = np.empty((k, d))
-    xmax = np.empty((k, d))
-    for i in range(k):
-        R = Xs[starts[i] : starts[i + 1]]
-        h[i] = silverman_bandwidth(R)
-        xmin[i] = R.min(axis=0)
-        xmax[i] = R.max(axis=0)
-    return {"slot": slot, "X": Xs, "starts": starts, "h": h, "min": xmin, "max": xmax}
+    h = np.array(
+        [silverman_bandwidth(Xs[s:e]) for s, e in zip(starts[:-1], starts[1:])]
+    ).reshape(len(starts) - 1, Xs.shape[1])
+    return {"slot": slot, "X": Xs, "starts": starts, "h": h}
 
 
 class KDELRAuditor(BasePairAuditor):
@@ -175,7 +62,7 @@ class KDELRAuditor(BasePairAuditor):
         Number of jobs for the pair loop, run through joblib in chunks of
         pairs (so ``joblib.parallel_config(backend="dask")`` works).
         ``None`` means 1 unless in a :obj:`joblib.parallel_config` context.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering.
 
     Attributes
@@ -210,12 +97,13 @@ class KDELRAuditor(BasePairAuditor):
     --------
     kde_lr_alpha_sweep : ε for several smoothing weights on the same pairs.
     GaussMechAuditor : Parametric (Gaussian) counterpart.
+    skprivacy.stats.kde_lr_per_dimension : The per-pair computation.
 
     Notes
     -----
     Per dimension :math:`d'`: :math:`\hat p_A, \hat p_B` are Gaussian KDEs
     with Silverman bandwidths :math:`h = 0.9 \min(\hat\sigma,
-    \mathrm{IQR}/1.349) n^{-1/5}` (:func:`silverman_bandwidth`), evaluated on
+    \mathrm{IQR}/1.349) n^{-1/5}` (:func:`~skprivacy.stats.silverman_bandwidth`), evaluated on
     ``grid_size`` points spanning :math:`[\min, \max]` of both samples
     :math:`\pm` ``margin`` :math:`\cdot \max(h_A, h_B)`;
     :math:`\bar p = (1-\alpha)\hat p + \alpha u` with :math:`u` uniform on the
@@ -226,9 +114,10 @@ class KDELRAuditor(BasePairAuditor):
         \varepsilon_{d'} = \max_{g} |\log \tilde p_A(g) - \log \tilde p_B(g)|,
         \qquad \varepsilon_{KDE} = \sum_{d'} \varepsilon_{d'}.
 
-    All dimensions are evaluated at once with an exact multiplicative
-    recurrence along the grid (see :func:`kde_on_grid`), so the cost is a
-    few exponentials per sample and dimension rather than one per grid point.
+    Each pair is computed by :func:`~skprivacy.stats.kde_lr_per_dimension`
+    (the bandwidths of every identity once): all dimensions at once, with an
+    exact multiplicative recurrence along the grid, so the cost is a few
+    exponentials per sample and dimension rather than one per grid point.
 
     Examples
     --------
@@ -279,7 +168,7 @@ class KDELRAuditor(BasePairAuditor):
 
     def _estimate_seconds(self, data, pairs):
         # Per pair: a few exponentials per sample and dimension, and two
-        # multiplications per sample, dimension and grid point (kde_on_grid).
+        # multiplications per sample, dimension and grid point.
         n, d = data.X.shape
         rows = 2.0 * n / max(data.n_identities, 1)
         per_pair = rows * d * (3.0 / ELEMENT_RATE + 3.0 * self.grid_size / STREAM_RATE)
@@ -293,19 +182,17 @@ class KDELRAuditor(BasePairAuditor):
         Xs, starts, h = st["X"], st["starts"], st["h"]
         n, d = len(pairs), Xs.shape[1]
         per_dim = np.empty((n, d))
-        G, alpha = self.grid_size, self.alpha
         for t, (a, b) in enumerate(st["slot"][pairs].tolist()):
-            ha, hb = h[a], h[b]
-            hmax = np.maximum(ha, hb)
-            lo = np.minimum(st["min"][a], st["min"][b]) - self.margin * hmax
-            hi = np.maximum(st["max"][a], st["max"][b]) + self.margin * hmax
-            step = (hi - lo) / (G - 1)
-            pa = kde_on_grid(Xs[starts[a] : starts[a + 1]], ha, lo, step, G)
-            pb = kde_on_grid(Xs[starts[b] : starts[b + 1]], hb, lo, step, G)
-            uniform = 1.0 / (hi - lo)
-            qa = np.maximum((1.0 - alpha) * pa + alpha * uniform, self.floor)
-            qb = np.maximum((1.0 - alpha) * pb + alpha * uniform, self.floor)
-            per_dim[t] = np.abs(np.log(qa) - np.log(qb)).max(axis=0)
+            per_dim[t] = kde_lr_per_dimension(
+                Xs[starts[a] : starts[a + 1]],
+                Xs[starts[b] : starts[b + 1]],
+                bandwidth_x=h[a],
+                bandwidth_y=h[b],
+                alpha=self.alpha,
+                grid_size=self.grid_size,
+                margin=self.margin,
+                floor=self.floor,
+            )
         return {
             "epsilon": per_dim.sum(axis=1),
             "max_dimension_epsilon": per_dim.max(axis=1),
@@ -326,7 +213,7 @@ class KDELRAuditor(BasePairAuditor):
         "alphas": ["array-like"],
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -351,7 +238,7 @@ def kde_lr_alpha_sweep(
         Audited prefix of the pair ordering.
     n_jobs : int, default=None
         Number of joblib jobs for the pair loop.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seed of the pair ordering.
     **params : dict
         Other :class:`KDELRAuditor` parameters (``grid_size``, ``margin``,

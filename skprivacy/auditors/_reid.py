@@ -20,6 +20,7 @@ from skprivacy.utils import (
     limit_blas_threads,
     map_blas_threads,
     seed_from,
+    spawn_generator,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
@@ -614,7 +615,7 @@ class ReidentificationAuditor(BaseEstimator):
             raise ValueError(self._no_query_message(Zg.shape[1]))
         sampled = self.max_queries is not None and mated.size > self.max_queries
         if sampled:
-            rng = np.random.default_rng([seed, 0])
+            rng = spawn_generator(seed, 0)
             queries = np.sort(rng.choice(mated, size=self.max_queries, replace=False))
         else:
             queries = mated
@@ -763,7 +764,7 @@ class ReidentificationAuditor(BaseEstimator):
         audited = queries > 0
         s, q = successes[audited], queries[audited]
         m = s.size
-        rng = np.random.default_rng([seed, 1])
+        rng = spawn_generator(seed, 1)
         rates = np.empty(self.n_bootstrap)
         step = max(1, (1 << 22) // max(m, 1))
         for b0 in range(0, self.n_bootstrap, step):

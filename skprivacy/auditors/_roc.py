@@ -68,15 +68,6 @@ ROC_COLUMNS = (
 
 
 # ---------------------------------------------------------- classifier plumbing
-def single_blas_thread():
-    """Context manager limiting BLAS to one thread (cheap after the first call).
-
-    Per-pair problems are small, so one thread is fastest, and it makes the
-    floating-point result independent of ``n_jobs``.
-    """
-    return limit_blas_threads()
-
-
 @contextmanager
 def pair_fit_context():
     """One BLAS thread and no repeated input checks inside the per-pair loop.
@@ -87,7 +78,7 @@ def pair_fit_context():
     only the overhead (a large share of a small per-fold fit).
     """
     with (
-        single_blas_thread(),
+        limit_blas_threads(),
         config_context(assume_finite=True, skip_parameter_validation=True),
     ):
         yield
@@ -222,7 +213,7 @@ class ROCHTAuditor(BasePairAuditor):
     n_pairs : int or None, default=200
         Audit the first ``n_pairs`` pairs of the seeded pair ordering
         (``None``: every pair).
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Seeds the pair ordering and the folds (an int is passed as is to
         ``StratifiedKFold``, so two auditors with the same seed use identical
         folds on identical pairs).
@@ -369,7 +360,7 @@ pair_details_, n_features_in_, feature_names_in_ :
     def _audit_pairs(self, data, pairs, context):
         state = context.state
         if state["Z"] is not None:
-            with single_blas_thread():
+            with limit_blas_threads():
                 out = audit_pairs(
                     state["Z"],
                     state["order"],

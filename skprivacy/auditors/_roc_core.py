@@ -21,7 +21,12 @@ import numpy as np
 from scipy.stats import beta
 from sklearn.metrics import auc
 
-from skprivacy.utils import check_binary_labels, check_scores, duplicate_groups
+from skprivacy.utils import (
+    check_binary_labels,
+    check_scores,
+    duplicate_groups,
+    spawn_generator,
+)
 from skprivacy.utils._sklearn import Interval, validate_params
 
 __all__ = [
@@ -986,7 +991,7 @@ def reserved_test_mask(data, test_size, seed):
     identities, count where they lie), never taking the last unit that leaves
     rows for training. The counts are then met approximately.
     """
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31,)))
+    rng = spawn_generator(seed, 2**31)
     order, starts = data.order()
     mask = np.zeros(data.X.shape[0], dtype=bool)
     groups, counts = duplicate_groups(data.X)

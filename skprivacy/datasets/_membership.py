@@ -6,9 +6,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy.utils import check_generator, check_legacy_rng, seed_from
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
 __all__ = ["make_membership_embeddings"]
 
@@ -31,7 +32,7 @@ _HUB_COS, _HUB_SPREAD = 0.5, 0.15
         "domain_shift": [Interval(Real, None, None, closed="neither")],
         "return_X_y": ["boolean"],
         "as_frame": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -109,7 +110,7 @@ def make_membership_embeddings(
     as_frame : bool, default=False
         If True, ``X`` is a DataFrame (columns ``e0, e1, ...``) and ``ids``,
         ``member`` are Series.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seed; an int gives bit-identical output.
 
     Returns
@@ -134,15 +135,14 @@ def make_membership_embeddings(
     >>> X.shape, ids[:5], member.sum()
     ((20, 128), array([0, 0, 0, 0, 1]), np.int64(12))
     """
-    rng = check_random_state(random_state)
-    seed = int(rng.randint(np.iinfo(np.int32).max))
+    seed = seed_from(check_legacy_rng(random_state))
     hub_ss, mem_ss, non_ss = np.random.SeedSequence(seed).spawn(3)
     d, k = n_features, n_samples_per_identity
-    hub = np.random.default_rng(hub_ss).standard_normal(d)
+    hub = check_generator(hub_ss).standard_normal(d)
     hub /= np.linalg.norm(hub)
 
     def draw(ss, n, is_member):
-        g = np.random.default_rng(ss)
+        g = check_generator(ss)
         z_scale = g.standard_normal(n)
         z_hub = g.standard_normal(n)
         u = g.standard_normal((n, d))

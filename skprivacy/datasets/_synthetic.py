@@ -7,9 +7,10 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from scipy.stats import ortho_group
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
-from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils import check_legacy_rng
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 
 __all__ = ["make_identity_embeddings"]
 
@@ -38,7 +39,7 @@ def _sample_noise(rng, distribution, size):
         "attribute_strength": [Interval(Real, 0, None, closed="left")],
         "return_X_y": ["boolean"],
         "as_frame": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -107,7 +108,7 @@ def make_identity_embeddings(
     as_frame : bool, default=False
         If True, ``X`` is a DataFrame with columns ``e0 .. e{d-1}`` and the
         labels are Series.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seed for reproducible output.
 
     Returns
@@ -147,7 +148,7 @@ def make_identity_embeddings(
     >>> X.shape, ids[:6]
     ((20, 16), array([0, 0, 0, 0, 1, 1]))
     """
-    rng = check_random_state(random_state)
+    rng = check_legacy_rng(random_state)
     d = n_features
     k = min(n_identities, d // 2) if n_identity_dims is None else n_identity_dims
     n_attr = n_attribute_classes

@@ -29,11 +29,13 @@ from skprivacy.membership._statistics import (
 )
 from skprivacy.utils import (
     check_binary_labels,
+    check_generator,
     check_scores,
     validate_identity_data,
 )
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     HasMethods,
     Interval,
     StrOptions,
@@ -216,10 +218,6 @@ def _classifier_fold_aucs(classifier, F, member, splits, perm):
         return cross_val_score(
             clone(classifier), F[perm], member, cv=splits, scoring="roc_auc"
         )
-
-
-def _seed(random_state):
-    return seed_from(random_state)
 
 
 def _split_targets(y, member, *, caller):
@@ -541,7 +539,7 @@ class MembershipGeometry(BaseEstimator):
     n_jobs : int, default=None
         Parallel jobs (threads) for the ProtoCE blocks and, with a
         non-default classifier, the permutation refits, through joblib.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the fusion folds and the permutations (and the classifier, if
         it is random). An int gives identical results on every run.
 
@@ -706,7 +704,7 @@ class MembershipGeometry(BaseEstimator):
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -768,7 +766,10 @@ class MembershipGeometry(BaseEstimator):
                 )
             if (seg.k > k_target).any():
                 keep = _matched_rows(
-                    seg.codes, len(seg.identities), k_target, _seed(self.random_state)
+                    seg.codes,
+                    len(seg.identities),
+                    k_target,
+                    seed_from(self.random_state),
                 )
                 matched = seg.subset(keep)
         table = _compute_table(
@@ -860,8 +861,8 @@ class MembershipGeometry(BaseEstimator):
                     stacklevel=2,
                 )
 
-        seed = _seed(self.random_state)
-        rng = np.random.default_rng(seed)
+        seed = seed_from(self.random_state)
+        rng = check_generator(seed)
         n_perm = self.n_permutations
         z = sstats.norm.ppf(0.5 + self.confidence_level / 2.0)
         rows = {}

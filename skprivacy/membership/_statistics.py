@@ -25,7 +25,7 @@ from skprivacy.utils import (
 )
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._random import check_generator
-from skprivacy.utils._sklearn import Interval, StrOptions, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 from skprivacy.utils._validation import _divide_rows, _num_rows, row_norms
 
 __all__ = [
@@ -338,7 +338,7 @@ def _matched_rows(codes, n_groups, k_target, random_state):
     replacement), groups with fewer rows keep all of them. Returned sorted,
     so the kept rows stay in input order.
     """
-    rng = np.random.default_rng(random_state)
+    rng = check_generator(random_state)
     keys = rng.random(codes.shape[0])
     order = np.lexsort((keys, codes))
     starts = np.searchsorted(codes[order], np.arange(n_groups))
@@ -753,7 +753,7 @@ def penalised_logit(
         **_HEAD_PARAMS,
         "leave_one_out": ["boolean"],
         "n_negatives": [Interval(Integral, 2, None, closed="left"), None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "batch_size": [
             Interval(Integral, 1, None, closed="left"),
             StrOptions({"auto"}),
@@ -809,7 +809,7 @@ def prototype_ce(
         audits only. An identity whose probes sum to zero has no prototype:
         it is no one's negative, and its own value is NaN unless
         ``leave_one_out``.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the negative subset when ``n_negatives`` is set.
     batch_size : int or "auto", default="auto"
         Query rows per Gram block (memory ``batch_size x n_identities``

@@ -323,7 +323,7 @@ class ResidualQQDisplay:
             Identity labels.
         dimensions : list of int, default=None
             See :meth:`from_diagnostic`.
-        random_state : int, RandomState instance or None, default=0
+        random_state : int, RandomState instance, Generator or None, default=0
             Passed to :func:`~skprivacy.auditors.residual_gaussianity`.
         ax : matplotlib Axes or array-like of Axes, default=None
             See :meth:`plot`.

@@ -173,7 +173,7 @@ class BandwidthSweepDisplay:
             Audited prefix of the pair ordering (None: every pair).
         n_jobs : int, default=None
             Number of joblib jobs for the pair loop.
-        random_state : int, RandomState instance or None, default=0
+        random_state : int, RandomState instance, Generator or None, default=0
             Seed of the pair ordering.
         ax : matplotlib Axes, default=None
             Axes to draw on; None creates a figure.

@@ -10,7 +10,6 @@ MLP probe (A3) are :class:`~sklearn.linear_model.LogisticRegression` and
 see :func:`attacker_ladder`.
 """
 
-import contextlib
 import copy
 import warnings
 from numbers import Integral, Real
@@ -20,7 +19,6 @@ from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
 from skprivacy.exceptions import DroppedRowsWarning
@@ -34,12 +32,14 @@ from skprivacy.utils import (
     check_embeddings,
     check_generator,
     check_identity_labels,
+    check_legacy_rng,
     l2_normalize,
     limit_blas_threads,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     Interval,
     StrOptions,
     _fit_context,
@@ -69,25 +69,6 @@ MAX_CALIBRATION_ROWS = 512
 #: linear probe on 320 x 256 rows took 25 s with the default pools and 0.8 s
 #: with one thread (benchmarks/bench_pressure_ladder.py).
 SMALL_FIT_ENTRIES = 1 << 22
-
-
-def small_fit_threads(n_entries):
-    """Context limiting every thread pool to 1 thread for a small fit.
-
-    Parameters
-    ----------
-    n_entries : int
-        Size of the training matrix (rows x features).
-
-    Returns
-    -------
-    context : context manager
-        One thread per pool if ``n_entries <= SMALL_FIT_ENTRIES``, otherwise
-        a no-op.
-    """
-    if n_entries <= SMALL_FIT_ENTRIES:
-        return limit_blas_threads(1, user_api=None)
-    return contextlib.nullcontext()
 
 
 def _check_two_classes(estimator, data):
@@ -127,7 +108,7 @@ def _calibration_split(estimator, data, fallback):
     or None, after warning that ``fallback`` is used, when no identity has two
     rows to spare.
     """
-    rng = check_random_state(estimator.random_state)
+    rng = check_legacy_rng(estimator.random_state)
     mask = calibration_mask(data.codes, estimator.calibration_size, rng)
     if not mask.any():
         warnings.warn(
@@ -362,7 +343,7 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     batch_size : int, default=2048
         Query rows scored per block (bounds memory to
         ``batch_size x n_gallery`` floats).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the calibration split.
 
     Attributes
@@ -419,7 +400,7 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         "aggregation": [StrOptions({"logsumexp", "max", "mean"})],
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -603,7 +584,7 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         from all training rows.
     batch_size : int, default=2048
         Query rows per block in the kNN search.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the calibration split.
 
     Attributes
@@ -655,7 +636,7 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         "graph_weight": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -794,7 +775,7 @@ class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         only join the gallery).
     batch_size : int, default=2048
         Query rows per block of the neighbour search.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the calibration split.
 
     Attributes
@@ -856,7 +837,7 @@ class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         ],
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -1054,7 +1035,7 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         3.604 nats (linear probe 3.599; the former unstopped 300-epoch
         network 3.638, at about 10 times the cost) for about 1.5 times the
         epochs.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the validation split, the weight initialisation and the
         minibatch order.
 
@@ -1123,7 +1104,7 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "refit": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -1182,7 +1163,7 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
                 "hidden_layer_sizes must hold positive integers; got "
                 f"{self.hidden_layer_sizes!r}."
             )
-        rng = check_random_state(self.random_state)
+        rng = check_legacy_rng(self.random_state)
         mask = calibration_mask(data.codes, self.validation_size, rng)
         Z = self._scaled(data.X.astype(np.float64, copy=False))
         Z_fit, y_fit = Z[~mask], data.codes[~mask]
@@ -1199,7 +1180,9 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         best, best_params, since_best = np.inf, None, 0
         self.validation_nll_ = []
         self.best_iteration_ = 0
-        with small_fit_threads(Z.size):
+        with limit_blas_threads(
+            1 if Z.size <= SMALL_FIT_ENTRIES else None, user_api=None
+        ):
             for epoch in range(1, self.max_iter + 1):
                 mlp.partial_fit(Z_fit, y_fit, classes=classes)
                 if not mask.any():
@@ -1250,7 +1233,7 @@ def attacker_ladder(random_state=None):
 
     Parameters
     ----------
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Passed to every rung that takes one.
 
     Returns

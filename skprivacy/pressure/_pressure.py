@@ -12,13 +12,12 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils import check_random_state
 
 from skprivacy.exceptions import ExcludedIdentitiesWarning
 from skprivacy.pressure._attackers import (
+    SMALL_FIT_ENTRIES,
     RetrievalAttacker,
     attacker_ladder,
-    small_fit_threads,
 )
 from skprivacy.pressure._calibration import (
     fit_temperature,
@@ -28,13 +27,18 @@ from skprivacy.pressure._calibration import (
 from skprivacy.pressure._measures import _arimoto, _check_alpha, _row_alpha_norms
 from skprivacy.utils import (
     check_identity_labels,
+    check_legacy_rng,
     l2_normalize,
+    limit_blas_threads,
+    seed_from,
+    spawn_generator,
     validate_identity_data,
 )
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._progress import Progress
 from skprivacy.utils._resample import order_statistic_interval
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     HasMethods,
     Interval,
     _fit_context,
@@ -214,10 +218,13 @@ _ROW_SETS = ("calibration", "query", "calibration_unknown", "query_unknown")
 def _posteriors(attacker, F, y_codes, split):
     """Fit ``attacker`` on the train rows; log-posteriors of the other rows.
 
-    Small fits run with one thread per pool (see ``small_fit_threads``).
+    Small fits run with one thread per pool (see ``SMALL_FIT_ENTRIES``).
     Returns ``{"estimator": fitted, row set: log-posterior, ...}``.
     """
-    with small_fit_threads(split["train"].size * F.shape[1]):
+    n_entries = split["train"].size * F.shape[1]
+    with limit_blas_threads(
+        1 if n_entries <= SMALL_FIT_ENTRIES else None, user_api=None
+    ):
         est = clone(attacker).fit(F[split["train"]], y_codes[split["train"]])
         n_known = split["n_known"]
         classes = np.asarray(getattr(est, "classes_", np.arange(n_known)))
@@ -338,7 +345,7 @@ def _run_repeat(blocks, codes, names, seed, params, n_jobs, repeat=0):
     artifacts = [None if a is None else _seeded(a, seed) for a in params["artifacts"]]
     say = Progress("RenyiPressure", params.get("verbose", 0))
     tag = f"repeat {repeat + 1}/{params.get('n_repeats', 1)}"
-    rng = check_random_state(seed)
+    rng = check_legacy_rng(seed)
     split = _split(codes, params["n_identities"], params, rng)
     y_codes = split["remap"][codes]
     attacker = _seeded(params["attacker"], seed)
@@ -742,7 +749,7 @@ class RenyiPressure(BaseEstimator):
     n_jobs : int or None, default=None
         Parallel jobs over repeats (or, with one repeat, over the weight
         candidates of a stage) through joblib.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the splits (and attackers left unseeded).
     verbose : int, default=0
         Print one progress line per stage of every repeat (with the elapsed
@@ -862,7 +869,7 @@ class RenyiPressure(BaseEstimator):
         "open_world": [Interval(Real, 0, 1, closed="neither"), None],
         "monotone": ["boolean"],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "verbose": ["verbose"],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "n_resamples": [Interval(Integral, 0, None, closed="left")],
@@ -978,7 +985,7 @@ class RenyiPressure(BaseEstimator):
             "verbose": int(self.verbose),
             "monotone": bool(self.monotone),
         }
-        rng = check_random_state(self.random_state)
+        rng = check_legacy_rng(self.random_state)
         seeds = rng.randint(np.iinfo(np.int32).max, size=self.n_repeats)
         if self.n_repeats > 1:
             outs = Parallel(n_jobs=self.n_jobs)(
@@ -1025,9 +1032,7 @@ class RenyiPressure(BaseEstimator):
         self._final = first
         self._columns = columns
         if self.n_resamples:
-            boot = np.random.default_rng(
-                np.random.SeedSequence(int(seeds[0]), spawn_key=(7,))
-            )
+            boot = spawn_generator(int(seeds[0]), 7)
             self.vrpi_ci_ = _vrpi_interval(
                 outs, data.codes, self.confidence, self.n_resamples, boot
             )
@@ -1184,10 +1189,8 @@ def pressure_ladder(X, y, attackers=None, *, return_estimators=False, **params):
     """
     if attackers is None:
         attackers = attacker_ladder(random_state=params.get("random_state"))
-    if not isinstance(params.get("random_state"), numbers.Integral):
-        # One integer seed for every rung: same splits for all of them.
-        rng = check_random_state(params.get("random_state"))
-        params["random_state"] = int(rng.randint(np.iinfo(np.int32).max))
+    # One integer seed for every rung: same splits for all of them.
+    params["random_state"] = seed_from(params.get("random_state"))
     tables, fitted = [], {}
     say = Progress("pressure_ladder", params.get("verbose", 0))
     for r, (name, attacker) in enumerate(attackers.items()):

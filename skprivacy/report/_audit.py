@@ -30,6 +30,7 @@ from skprivacy.utils import (
     RunProvenance,
     array_fingerprint,
     identity_pairs,
+    seed_from,
     validate_identity_data,
 )
 
@@ -405,8 +406,9 @@ def audit(
         Share of each identity's rows reserved to certify ROC-HT (None: 0.3).
     features, exclude : str or None, default=None
         Regular expressions choosing / excluding DataFrame columns by name.
-    random_state : int, default=0
-        Seed of the pair ordering and of every estimator.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Seed of the pair ordering and of every estimator (a RandomState, a
+        Generator or None is drawn from once for one integer seed).
     n_jobs : int or None, default=None
         Passed to every estimator.
     suggest_rank : bool, default=True
@@ -479,7 +481,7 @@ def audit(
     data, n_rows_in, n_ids_in, caught = _clean(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
-    ctx = AuditContext(data, settings, random_state, n_jobs)
+    ctx = AuditContext(data, settings, seed_from(random_state), n_jobs)
     # Methods the data already rule out are not planned.
     weights = {
         m: METHODS[m].seconds(ctx)

@@ -53,6 +53,7 @@ from skprivacy.plotting import (
     ResidualQQDisplay,
 )
 from skprivacy.report._names import METHOD_NAMES, PROTOCOL_HELP, SHARED_SETTINGS
+from skprivacy.utils import check_generator
 
 __all__ = ["METHODS", "PROTOCOLS", "AuditContext", "Method", "available_methods"]
 
@@ -248,7 +249,7 @@ def _split_half(template, key, describe, result, recorded):
         X, y, n = ctx.X, ctx.y, ctx.settings[key]
         eligible = ctx.data.identities[ctx.counts >= 4]
         if n is not None and n < len(eligible):
-            rng = np.random.default_rng(ctx.random_state)
+            rng = check_generator(ctx.random_state)
             mask = np.isin(y, rng.choice(eligible, n, replace=False))
             X, y = X[mask], y[mask]
         ctl = split_half_controls(template(ctx), X, y, random_state=ctx.random_state)

@@ -9,15 +9,21 @@ from scipy import linalg
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.sanitize._base import (
     _auto_subspace,
     _BaseIdentityEraser,
     _IdentityStats,
-    _single_threaded_blas,
     _warn_few_dimensions,
-    low_rank_update,
 )
-from skprivacy.utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from skprivacy.utils import limit_blas_threads, sklearn_random_state
+from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+)
 
 __all__ = ["INLP", "LEACE"]
 
@@ -194,13 +200,13 @@ class LEACE(_BaseIdentityEraser):
         means = stats.means()
         # Cross-covariance with the one-hot: column i = (n_i / n) (mu_i - mu).
         sigma_zy = (means - self.mean_).T * (stats.counts / n)
-        with _single_threaded_blas():
+        with limit_blas_threads(user_api=None):
             evals, evecs = linalg.eigh(sigma, check_finite=False)
         keep = evals > self.tol * max(evals.max(), 0.0)
         V, L = evecs[:, keep], evals[keep]
         W = (V / np.sqrt(L)) @ V.T
         W_inv = (V * np.sqrt(L)) @ V.T
-        with _single_threaded_blas():
+        with limit_blas_threads(user_api=None):
             u, s, _ = linalg.svd(W @ sigma_zy, full_matrices=False, check_finite=False)
         rank = int(np.sum(s > self.tol * s[0])) if s.size else 0
         max_rank = min(d, max(n_identities - 1, 0))
@@ -285,7 +291,7 @@ class INLP(_BaseIdentityEraser):
         Maximum number of classifier/projection rounds.
     renormalize : bool, default=True
         Whether to scale projected rows back to unit L2 norm.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Passed to the classifier if it has a ``random_state`` parameter.
 
     Attributes
@@ -347,7 +353,7 @@ class INLP(_BaseIdentityEraser):
         "classifier": [HasMethods(["fit"]), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "renormalize": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -415,7 +421,7 @@ class INLP(_BaseIdentityEraser):
             Zp = Z - (Z @ basis.T) @ basis
             clf = clone(base)
             if "random_state" in clf.get_params():
-                clf.set_params(random_state=self.random_state)
+                clf.set_params(random_state=sklearn_random_state(self.random_state))
             clf.fit(Zp, data.codes)
             n_iter += 1
             accuracies.append(float(clf.score(Zp, data.codes)))

@@ -49,6 +49,13 @@ SOURCE_ROW = "source_row"
 _AUDIT_MAX_IDENTITIES = 200
 _AUDIT_ROWS_PER_IDENTITY = 10
 _AUDIT_FARS = (1e-4, 1e-3, 1e-2, 1e-1)
+#: Rows per Arrow batch read from a Parquet file (a chunk is assembled from
+#: them): Arrow's reader holds the decoded pages of one batch.
+_READ_ROWS = 16 * 1024
+#: Rows transformed and written at a time within a chunk. A multiple of the
+#: transform's 1,024-row blocks, so every row is computed exactly as in one
+#: call on the whole chunk.
+_WRITE_ROWS = 16 * 1024
 
 
 def _input_format(path):
@@ -62,28 +69,114 @@ def _input_format(path):
     )
 
 
-def _chunks(path, fmt, chunk_rows, columns=None):
-    """Yield DataFrames of at most ``chunk_rows`` rows, in file order.
+def _chunks(path, fmt, chunk_rows, columns=None, features=None, dtype=None):
+    """Yield chunks of at most ``chunk_rows`` rows, in file order.
 
-    ``columns``: read only these (the fit pass needs no metadata columns).
+    Without ``features``: DataFrames (of ``columns`` if given). With
+    ``features``: ``(X, rest)`` pairs, ``X`` the chunk's embedding block
+    (row-major, ``dtype``; reused from chunk to chunk) and ``rest`` a
+    DataFrame of the chunk's other columns (of ``columns`` if given). A
+    Parquet chunk is assembled from Arrow batches of at most ``_READ_ROWS``
+    rows, its embedding block filled straight from Arrow: the embeddings never
+    pass through a pandas frame, and Arrow's reader holds the pages of a few
+    thousand rows rather than of a whole chunk.
     """
     if fmt == "parquet":
-        try:
-            # pyarrow is optional: only Parquet files need it.
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise ImportError(
-                "reading Parquet needs pyarrow: pip install 'skprivacy[parquet]'"
-            ) from exc
-        # pre_buffer=False: with pyarrow's default read-ahead cache, RSS grew
-        # by ~80 MB per 100,000-row row group read (1.3 GB after 10 of them,
-        # measured with pyarrow 26), defeating the streaming.
+        pq = _pyarrow_parquet()
+        # pre_buffer=False: with pyarrow's default read-ahead cache, RSS grows
+        # by a row group's size per row group read, defeating the streaming.
         with pq.ParquetFile(path, pre_buffer=False) as handle:
-            for batch in handle.iter_batches(batch_size=chunk_rows, columns=columns):
-                yield batch.to_pandas()
+            if features is None:
+                for batch in handle.iter_batches(
+                    batch_size=chunk_rows, columns=columns
+                ):
+                    yield batch.to_pandas()
+            else:
+                yield from _arrow_chunks(handle, chunk_rows, columns, features, dtype)
         return
     with pd.read_csv(path, chunksize=chunk_rows, usecols=columns) as reader:
-        yield from reader
+        start = 0
+        for chunk in reader:
+            if features is None:
+                yield chunk
+            else:
+                X = _features(chunk, features, dtype, start)
+                yield X, chunk.drop(columns=features)
+            start += len(chunk)
+
+
+def _pyarrow_parquet():
+    try:
+        # pyarrow is optional: only Parquet files need it.
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError(
+            "reading Parquet needs pyarrow: pip install 'skprivacy[parquet]'"
+        ) from exc
+    return pq
+
+
+def _first_rows(path, fmt, n_rows):
+    """Return the first ``n_rows`` rows as a DataFrame, whatever the file's size.
+
+    A Parquet file is read one column at a time: reading every column of a
+    row group at once holds all their pages (and dictionaries), hundreds of
+    MB for a wide file, for a few rows.
+    """
+    if fmt != "parquet":
+        return pd.read_csv(path, nrows=n_rows)
+    pq = _pyarrow_parquet()
+    # pyarrow is optional: only Parquet files need it.
+    import pyarrow as pa
+
+    with pq.ParquetFile(path, pre_buffer=False) as handle:
+        arrays = {}
+        for name in handle.schema_arrow.names:
+            batches = handle.iter_batches(batch_size=n_rows, columns=[name])
+            batch = next(batches, None)
+            del batches
+            if batch is None:  # no rows
+                return handle.schema_arrow.empty_table().to_pandas()
+            arrays[name] = batch.column(0)
+        return pa.table(arrays).to_pandas()
+
+
+def _arrow_chunks(handle, chunk_rows, columns, features, dtype):
+    """``(X, rest)`` chunks of a Parquet file (see :func:`_chunks`)."""
+    # pyarrow is optional: only Parquet files need it.
+    import pyarrow as pa
+
+    names = list(columns) if columns is not None else handle.schema_arrow.names
+    feature_set = set(features)
+    rest_names = [c for c in names if c not in feature_set]
+    X = np.empty((chunk_rows, len(features)), dtype=dtype)
+    parts, filled, start = [], 0, 0
+    batches = handle.iter_batches(batch_size=min(chunk_rows, _READ_ROWS), columns=names)
+    for batch in batches:
+        offset = 0
+        while offset < batch.num_rows:
+            take = min(batch.num_rows - offset, chunk_rows - filled)
+            piece = batch.slice(offset, take)
+            for j, name in enumerate(features):
+                values = piece.column(name).to_numpy(zero_copy_only=False)
+                try:
+                    X[filled : filled + take, j] = values
+                except (TypeError, ValueError) as exc:
+                    first = start + filled
+                    raise ValueError(
+                        f"a feature column holds a non-numeric cell in rows "
+                        f"{first}..{first + take - 1}: {exc}"
+                    ) from exc
+            parts.append(piece.select(rest_names))
+            filled += take
+            offset += take
+            if filled == chunk_rows:
+                yield X, pa.Table.from_batches(parts).to_pandas()
+                start += filled
+                parts, filled = [], 0
+        del batch
+    if filled:
+        yield X[:filled], pa.Table.from_batches(parts).to_pandas()
 
 
 class _Writer:
@@ -136,22 +229,23 @@ def _features(chunk, columns, dtype, start):
         ) from exc
 
 
-def _output_frame(chunk, features, Z, source_col, start):
-    """Return the chunk with its features replaced by ``Z`` and a row key first.
+def _output_frame(rest, order, features, Z, source_col, start):
+    """Return the chunk's columns in ``order``, the features taken from ``Z``.
 
+    ``rest`` holds the chunk's non-feature columns; a row key comes first.
     Built from a dict of columns in one go: assigning the features column by
-    column into the input frame fragments it (pandas' PerformanceWarning) and
-    copies it once per column.
+    column into a frame fragments it (pandas' PerformanceWarning) and copies
+    it once per column.
     """
     position = {column: k for k, column in enumerate(features)}
-    index = chunk.index
-    columns = {source_col: pd.Series(np.arange(start, start + len(chunk)), index)}
-    for column in chunk.columns:
+    index = rest.index
+    out = {source_col: pd.Series(np.arange(start, start + len(rest)), index)}
+    for column in order:
         k = position.get(column)
         # Non-feature columns as Series: their dtype (nullable, string,
         # categorical) is kept exactly.
-        columns[column] = chunk[column] if k is None else pd.Series(Z[:, k], index)
-    return pd.DataFrame(columns, copy=False)
+        out[column] = rest[column] if k is None else pd.Series(Z[:, k], index)
+    return pd.DataFrame(out, copy=False)
 
 
 def _label_hash(label):
@@ -226,13 +320,7 @@ def _components_sha256(isp):
 
 def _peek(path, fmt, chunk_rows, id_column, projector, features, exclude):
     """Read the first rows: identity column, feature columns and their dtype."""
-    # Closed at once: a suspended reader would keep a decoded Parquet row
-    # group (hundreds of MB for a large file) alive all run long.
-    peek = _chunks(path, fmt, min(chunk_rows, 1000))
-    try:
-        first = next(peek)
-    finally:
-        peek.close()
+    first = _first_rows(path, fmt, min(chunk_rows, 1000))
     has_ids = id_column in first.columns
     if projector is None and not has_ids:
         raise ValueError(
@@ -252,7 +340,7 @@ def _peek(path, fmt, chunk_rows, id_column, projector, features, exclude):
     source_col = SOURCE_ROW
     while source_col in first.columns:
         source_col = "_" + source_col
-    return has_ids, columns, excluded, dtype, source_col
+    return has_ids, columns, excluded, dtype, source_col, list(first.columns)
 
 
 def _fit_pass(path, fmt, chunk_rows, id_column, columns, dtype, n_components):
@@ -260,17 +348,19 @@ def _fit_pass(path, fmt, chunk_rows, id_column, columns, dtype, n_components):
     isp = ISP(n_components=n_components)
     drops = {"missing_identity": 0, "non_finite": 0, "low_norm": 0}
     n_read = 0
-    for chunk in _chunks(path, fmt, chunk_rows, [*columns, id_column]):
-        X = _features(chunk, columns, dtype, n_read)
-        n_read += len(chunk)
-        labels = chunk[id_column]
+    needed = [*columns, id_column]
+    for X, rest in _chunks(path, fmt, chunk_rows, needed, columns, dtype):
+        n_read += len(X)
+        labels = rest[id_column]
         has = labels.notna().to_numpy()
         drops["missing_identity"] += int((~has).sum())
         if has.any():
             ids = labels[has].to_numpy(dtype=object).astype(str)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                isp.partial_fit(X[has], ids)
+                isp.partial_fit(X if has.all() else X[has], ids)
+        # Release this chunk before the next one is decoded.
+        del X, rest, labels, has
     if not hasattr(isp, "_stats") or isp._stats.n_identities < 2:
         raise ValueError("fewer than 2 identities with usable rows: nothing to fit")
     stats = isp._stats
@@ -417,7 +507,7 @@ def sanitize_file(
     check_not_input(out, inputs)
     staged = StagedDirectory(out, force=force, replaceable=_OUTPUT_NAMES, inputs=inputs)
     with staged:
-        has_ids, columns, excluded, dtype, source_col = _peek(
+        has_ids, columns, excluded, dtype, source_col, order = _peek(
             path, fmt_in, chunk_rows, id_column, projector, features, exclude
         )
         t0 = time.perf_counter()
@@ -451,7 +541,7 @@ def sanitize_file(
         t0 = time.perf_counter()
         n_rows, n_unsanitized = _write_pass(
             path, fmt_in, chunk_rows, staged.path / name, fmt_out, isp,
-            (columns, dtype, source_col, id_column), sample, held_out,
+            (columns, dtype, source_col, id_column, order), sample, held_out,
         )  # fmt: skip
         t_transform = time.perf_counter() - t0
         leakage = None
@@ -516,50 +606,67 @@ def sanitize_file(
     return record
 
 
+def _sample_rows(X, labels, bad, sample, held):
+    """Add a chunk's rows of held-out identities to ``sample`` and ``held``.
+
+    Only those rows are copied, not the chunk.
+    """
+    keep = labels.notna().to_numpy() & ~bad
+    lab = labels[keep].to_numpy(dtype=object).astype(str)
+    rows = np.flatnonzero(keep)
+    if sample.open_ended:
+        sample.add((X[i] for i in rows), lab)
+        return
+    mask = np.array([v in sample.identities for v in lab], dtype=bool)
+    if mask.any():
+        Xh = X[rows[mask]]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = validate_identity_data(
+                BaseEstimator(),
+                Xh,
+                lab[mask],
+                min_samples_per_identity=1,
+                min_identities=1,
+                dtype=(np.float64, np.float32),
+            )
+        held.add_data(data)
+        sample.add(Xh, lab[mask])
+
+
 def _write_pass(path, fmt, chunk_rows, target, fmt_out, isp, layout, sample, held):
     """Transform every chunk and append it to ``target``; collect the held-out rows.
 
     Returns the rows written and the rows written as NaN (a non-finite entry).
     """
-    columns, dtype, source_col, id_column = layout
+    columns, dtype, source_col, id_column, order = layout
     writer = _Writer(target, fmt_out)
     n_rows = n_unsanitized = 0
     buffer = None
     try:
-        for chunk in _chunks(path, fmt, chunk_rows):
-            X = _features(chunk, columns, dtype, n_rows)
+        for X, rest in _chunks(path, fmt, chunk_rows, features=columns, dtype=dtype):
             bad = ~np.isfinite(X).all(axis=1)
             if bad.any():
                 X[bad] = np.nan  # passed through as NaN, counted
                 n_unsanitized += int(bad.sum())
-            if buffer is None or buffer.shape[0] < len(X):
-                buffer = np.empty((len(X), X.shape[1]), dtype=X.dtype)
-            Z = isp._transform_array(X, out=buffer[: len(X)])
-            writer.write(_output_frame(chunk, columns, Z, source_col, n_rows))
+            # Transformed and written in slices: the output frame and its
+            # Arrow table exist for one slice at a time, not the whole chunk.
+            step = min(len(X), _WRITE_ROWS)
+            if buffer is None or buffer.shape[0] < step:
+                buffer = np.empty((step, X.shape[1]), dtype=X.dtype)
+            for lo in range(0, len(X), step):
+                hi = min(lo + step, len(X))
+                Z = isp._transform_array(X[lo:hi], out=buffer[: hi - lo])
+                frame = _output_frame(
+                    rest.iloc[lo:hi], order, columns, Z, source_col, n_rows + lo
+                )
+                writer.write(frame)
+                del frame, Z
             n_rows += len(X)
-            if sample is None:
-                continue
-            labels = chunk[id_column]
-            keep = labels.notna().to_numpy() & ~bad
-            lab = labels[keep].to_numpy(dtype=object).astype(str)
-            Xk = X[keep]
-            if sample.open_ended:
-                sample.add(Xk, lab)
-                continue
-            mask = np.array([v in sample.identities for v in lab], dtype=bool)
-            if mask.any():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    data = validate_identity_data(
-                        BaseEstimator(),
-                        Xk[mask],
-                        lab[mask],
-                        min_samples_per_identity=1,
-                        min_identities=1,
-                        dtype=(np.float64, np.float32),
-                    )
-                held.add_data(data)
-                sample.add(Xk[mask], lab[mask])
+            if sample is not None:
+                _sample_rows(X, rest[id_column], bad, sample, held)
+            # Release this chunk before the next one is decoded.
+            del X, rest
     finally:
         writer.close()
     return n_rows, n_unsanitized

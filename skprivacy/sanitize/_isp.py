@@ -8,14 +8,14 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils.extmath import svd_flip
 
+from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.sanitize._base import (
     _auto_subspace,
     _BaseIdentityEraser,
-    _single_threaded_blas,
     _warn_few_dimensions,
-    low_rank_update,
 )
 from skprivacy.sanitize._projector import read_projector
+from skprivacy.utils import limit_blas_threads
 from skprivacy.utils._sklearn import (
     Interval,
     RealNotInt,
@@ -243,7 +243,7 @@ class ISP(_BaseIdentityEraser):
             s = np.linalg.norm(centred @ vt.T, axis=0)
         else:
             # SVD of M^T (m x d): its right singular vectors are M's left ones.
-            with _single_threaded_blas():
+            with limit_blas_threads(user_api=None):
                 _, s, vt = linalg.svd(centred, full_matrices=False, check_finite=False)
             energy = s**2
             tol = (s[0] if s.size else 0.0) * max(means.shape) * np.finfo(float).eps

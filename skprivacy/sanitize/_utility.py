@@ -17,9 +17,14 @@ from skprivacy.sanitize._verification import (
     OpenSetVerificationAuditor,
     _clopper_pearson,
 )
-from skprivacy.utils import check_class_labels, check_identity_labels, l2_normalize
+from skprivacy.utils import (
+    check_class_labels,
+    check_identity_labels,
+    l2_normalize,
+    sklearn_random_state,
+)
 from skprivacy.utils._progress import Progress
-from skprivacy.utils._sklearn import HasMethods, Interval, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, HasMethods, Interval, validate_params
 
 __all__ = [
     "attribute_probe_accuracy",
@@ -62,7 +67,7 @@ def _check_rows(X, **columns):
         "groups": ["array-like", None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "estimator": [HasMethods(["fit", "score"]), None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -89,7 +94,7 @@ def attribute_probe_accuracy(
         Number of folds (capped at the number of groups).
     estimator : estimator, default=None
         The probe; None uses ``LogisticRegression(max_iter=1000)``.
-    random_state : int, RandomState instance or None, default=0
+    random_state : int, RandomState instance, Generator or None, default=0
         Shuffling seed of the stratified folds.
 
     Returns
@@ -120,7 +125,9 @@ def attribute_probe_accuracy(
             raise ValueError("groups must contain at least two identities.")
         splitter = GroupKFold(n_splits=n_splits)
     else:
-        splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
+        splitter = StratifiedKFold(
+            n_splits=cv, shuffle=True, random_state=sklearn_random_state(random_state)
+        )
     scores = cross_val_score(clone(estimator), X, labels, groups=groups, cv=splitter)
     return float(np.mean(scores))
 

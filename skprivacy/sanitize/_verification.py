@@ -12,13 +12,20 @@ from sklearn.base import BaseEstimator, clone, is_regressor
 from sklearn.linear_model import Ridge
 from sklearn.metrics import auc, roc_curve
 from sklearn.neural_network import MLPClassifier
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
 from skprivacy.auditors import clopper_pearson_bound
 from skprivacy.exceptions import UnresolvableRateWarning
 from skprivacy.metrics._eer import equal_error_rate
-from skprivacy.utils import check_scores, l2_normalize, validate_identity_data
+from skprivacy.utils import (
+    check_legacy_rng,
+    check_scores,
+    l2_normalize,
+    sklearn_random_state,
+    validate_identity_data,
+)
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     HasMethods,
     Interval,
     StrOptions,
@@ -193,7 +200,7 @@ def _impostor_scores(F, codes, max_pairs, random_state):
     # Uniform sample with replacement over unordered impostor pairs: draw
     # ordered index pairs and reject same-identity ones (each unordered pair
     # has two ordered versions, so the accepted draws are uniform).
-    rng = check_random_state(random_state)
+    rng = check_legacy_rng(random_state)
     scores = np.empty(max_pairs)
     filled = 0
     # Index draws per chunk fixed at 2^24 / d (this sets the random stream);
@@ -255,7 +262,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
         resolve the FAR.
     confidence : float, default=0.95
         Level of the Clopper-Pearson intervals reported beside the TAR.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the MLP probe and the impostor sample.
 
     Attributes
@@ -320,7 +327,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
         "far": [Interval(Real, 0, 1, closed="neither")],
         "max_impostor_pairs": [Interval(Integral, 1, None, closed="left")],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -373,7 +380,7 @@ class OpenSetVerificationAuditor(BaseEstimator):
                 probe = MLPClassifier(
                     hidden_layer_sizes=(128,),
                     max_iter=300,
-                    random_state=self.random_state,
+                    random_state=sklearn_random_state(self.random_state),
                 )
         else:
             probe = clone(probe)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from skprivacy.utils import check_generator
 from skprivacy.utils._resample import multinomial_draws, order_statistic_interval
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
 __all__ = [
     "ConditionComparison",
@@ -283,7 +283,7 @@ class ConditionComparison:
         "methods": [dict, list, tuple, None],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "n_resamples": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -619,7 +619,7 @@ def comparison_sentence(comparison, *, confidence=0.95):
         "groups": ["array-like"],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
         "n_resamples": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Two-sample tests and per-pair ε estimates as functions of two samples.
 
-Each function runs the per-pair code of the corresponding auditor on the pair
-``(X, Y)`` (through the auditors' documented ``_prepare_audit`` /
-``_audit_pairs`` hooks, see :mod:`skprivacy.auditors._base`), so a function and
-its auditor give the same numbers on the same rows. Unlike the auditors, the
-functions use the rows as given: they do not drop or L2-normalise rows (pass
+Each function computes the quantities of one pair ``(X, Y)`` with the kernels
+the auditors use and calls the same per-pair maths (:func:`mmd2_unbiased`,
+:func:`mmd_to_epsilon`, :func:`kde_lr_per_dimension`,
+:func:`gauss_mech_epsilon_from_moments`), so a function and its auditor give
+the same numbers on the same rows. Unlike the auditors, the functions use the
+rows as given: they do not drop or L2-normalise rows (pass
 ``sklearn.preprocessing.normalize(X)`` to reproduce an auditor's input layer).
 """
 
@@ -16,16 +17,27 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_array
 
-from skprivacy.auditors._base import PairAuditContext
-from skprivacy.auditors._gauss import GaussMechAuditor
-from skprivacy.auditors._kde import KDELRAuditor
-from skprivacy.auditors._mmd import MMDTVAuditor, permutation_test
-from skprivacy.utils import IdentityData, check_magnitude, check_no_text_columns
-
-# INTEGRATE: area B -- re-point to the one random_state -> Generator helper of
-# skprivacy.utils once it exists (today it lives privately in utils/_pairs.py).
-from skprivacy.utils._pairs import _generator
-from skprivacy.utils._sklearn import Interval, validate_params
+from skprivacy._kernels._mmd import (
+    KERNEL_ONE,
+    check_kernel_exponent,
+    cross_blocks,
+    cross_kernel_sums,
+    identity_state,
+    pair_bandwidths,
+    permutation_test,
+    within_kernel_sums,
+)
+from skprivacy._kernels._moments import grouped_moments
+from skprivacy.stats._gauss import gauss_mech_epsilon_from_moments
+from skprivacy.stats._kde import kde_lr_per_dimension, silverman_bandwidth
+from skprivacy.stats._mmd import mmd2_unbiased, mmd_to_epsilon
+from skprivacy.utils import (
+    check_generator,
+    check_magnitude,
+    check_no_text_columns,
+    limit_blas_threads,
+)
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 
 __all__ = [
     "GaussMechResult",
@@ -72,27 +84,26 @@ def _check_samples(X, Y):
     return X, Y
 
 
-def _audit_pair(auditor, X, Y):
-    """Run an auditor's per-pair hooks on the single pair (X, Y).
-
-    Returns the pair's outputs (scalars, or arrays for multi-dimensional
-    outputs) and the audit state of ``_prepare_audit``.
-    """
-    n_x, n_y = X.shape[0], Y.shape[0]
-    codes = np.r_[np.zeros(n_x, dtype=np.intp), np.ones(n_y, dtype=np.intp)]
-    data = IdentityData(
-        X=np.ascontiguousarray(np.vstack([X, Y])),
-        y=codes,
-        codes=codes,
-        identities=np.array([0, 1]),
-        counts=np.array([n_x, n_y]),
-        kept=np.ones(n_x + n_y, dtype=bool),
+def _check_bandwidth(Z, sigma):
+    """Refuse a bandwidth at which the kernel is 0 or 1 for typical rows."""
+    rows = Z[:: max(1, len(Z) // 256)]
+    sq = np.einsum("ij,ij->i", rows, rows)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * (rows @ rows.T)
+    d2 = np.maximum(d2[np.triu_indices(len(rows), 1)], 0.0)
+    d2 = d2[d2 > 0]
+    if not d2.size:
+        return
+    median_sq = float(np.median(d2))
+    with np.errstate(over="ignore"):
+        exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
+    check_kernel_exponent(
+        exponent,
+        f"bandwidth={sigma!r}",
+        f"typical rows (median distance {np.sqrt(median_sq):.3g})",
+        f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
+        f"{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or bandwidth=None (the "
+        "median heuristic)",
     )
-    pairs = np.array([[0, 1]], dtype=np.intp)
-    state = auditor._prepare_audit(data, pairs)
-    context = PairAuditContext(n_pairs_total=1, seed=0, state=state)
-    out = auditor._audit_pairs(data, pairs, context)
-    return {key: np.asarray(value)[0] for key, value in out.items()}, state
 
 
 # --------------------------------------------------------------------------- MMD
@@ -151,8 +162,8 @@ class MMDTestResult:
         "Y": ["array-like"],
         "bandwidth": [Interval(Real, 0, None, closed="neither"), None],
         "n_permutations": [Interval(Integral, 0, None, closed="left")],
-        "bound": MMDTVAuditor._parameter_constraints["bound"],
-        "random_state": ["random_state", np.random.Generator],
+        "bound": [StrOptions({"tv", "gonzalez"})],
+        "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
 )
@@ -237,21 +248,39 @@ def mmd_test(X, Y, *, bandwidth=None, n_permutations=9999, bound="tv", random_st
     True
     """
     X, Y = _check_samples(X, Y)
-    auditor = MMDTVAuditor(
-        bandwidth="median" if bandwidth is None else float(bandwidth), bound=bound
-    )
-    pair, _ = _audit_pair(auditor, X, Y)
-    sigma = float(pair["bandwidth"])
+    n_x, n_y = X.shape[0], Y.shape[0]
+    Z = np.ascontiguousarray(np.vstack([X, Y]))
+    if bandwidth is not None:
+        _check_bandwidth(Z, float(bandwidth))
+    # The pair's quantities through the auditor's kernels, one pair of two
+    # "identities" (X: rows 0..n_x-1, Y: the rest).
+    state = identity_state(Z, np.array([0, n_x, n_x + n_y]), np.ones(2, np.intp))
+    a, b = np.array([0]), np.array([1])
+    with limit_blas_threads():
+        ((block, _),) = cross_blocks(state, np.array([[0, 1]]))
+        if bandwidth is None:
+            _, sigma = pair_bandwidths(state, block, a, b)
+        else:
+            sigma = np.array([float(bandwidth)])
+        gamma = 0.5 / (sigma * sigma)
+        mmd2 = mmd2_unbiased(
+            2.0 * within_kernel_sums(state, a, gamma),
+            2.0 * within_kernel_sums(state, b, gamma),
+            cross_kernel_sums(block, sigma),
+            n_x,
+            n_y,
+        )[0]
+    mmd = np.sqrt(max(mmd2, 0.0))
+    sigma = float(sigma[0])
     pvalue = np.nan
     if n_permutations:
-        Z = np.vstack([X, Y])
-        rng = _generator(random_state)
-        pvalue, _ = permutation_test(Z, X.shape[0], sigma, n_permutations, rng)
+        rng = check_generator(random_state)
+        pvalue, _ = permutation_test(Z, n_x, sigma, n_permutations, rng)
     return MMDTestResult(
-        statistic=float(pair["mmd2_unbiased"]),
+        statistic=float(mmd2),
         pvalue=float(pvalue),
-        epsilon=float(pair["epsilon"]),
-        mmd=float(pair["mmd"]),
+        epsilon=float(mmd_to_epsilon(mmd, bound)),
+        mmd=float(mmd),
         bandwidth=sigma,
         n_permutations=int(n_permutations),
         bound=bound,
@@ -305,10 +334,10 @@ class KDELRResult:
     {
         "X": ["array-like"],
         "Y": ["array-like"],
-        "alpha": KDELRAuditor._parameter_constraints["alpha"],
-        "grid_size": KDELRAuditor._parameter_constraints["grid_size"],
-        "margin": KDELRAuditor._parameter_constraints["margin"],
-        "floor": KDELRAuditor._parameter_constraints["floor"],
+        "alpha": [Interval(Real, 0, 1, closed="both")],
+        "grid_size": [Interval(Integral, 2, None, closed="left")],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "floor": [Interval(Real, 0, None, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -368,15 +397,25 @@ def kde_lr_epsilon(X, Y, *, alpha=0.0, grid_size=201, margin=3.0, floor=1e-12):
     1
     """
     X, Y = _check_samples(X, Y)
-    auditor = KDELRAuditor(alpha=alpha, grid_size=grid_size, margin=margin, floor=floor)
-    pair, state = _audit_pair(auditor, X, Y)
+    hx, hy = silverman_bandwidth(X), silverman_bandwidth(Y)
+    per_dim = kde_lr_per_dimension(
+        X,
+        Y,
+        bandwidth_x=hx,
+        bandwidth_y=hy,
+        alpha=alpha,
+        grid_size=grid_size,
+        margin=margin,
+        floor=floor,
+    )
+    epsilon = float(per_dim.sum())
     return KDELRResult(
-        statistic=float(pair["epsilon"]),
-        epsilon=float(pair["epsilon"]),
-        epsilon_per_dimension=pair["epsilon_per_dimension"],
-        argmax_dimension=int(pair["argmax_dimension"]),
-        bandwidth_x=state["h"][0],
-        bandwidth_y=state["h"][1],
+        statistic=epsilon,
+        epsilon=epsilon,
+        epsilon_per_dimension=per_dim,
+        argmax_dimension=int(per_dim.argmax()),
+        bandwidth_x=hx,
+        bandwidth_y=hy,
         alpha=float(alpha),
     )
 
@@ -423,7 +462,7 @@ class GaussMechResult:
     {
         "X": ["array-like"],
         "Y": ["array-like"],
-        "delta": GaussMechAuditor._parameter_constraints["delta"],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -478,14 +517,19 @@ def gauss_mech_epsilon(X, Y, *, delta=1e-5):
     (1.04, 5.04)
     """
     X, Y = _check_samples(X, Y)
-    pair, _ = _audit_pair(GaussMechAuditor(delta=delta), X, Y)
+    (mean_x, mean_y), (sigma_x, sigma_y) = grouped_moments(
+        np.ascontiguousarray(np.vstack([X, Y])),
+        np.array([0, X.shape[0], X.shape[0] + Y.shape[0]]),
+    )
+    delta_mean = np.linalg.norm(mean_x - mean_y)
+    epsilon = gauss_mech_epsilon_from_moments(delta_mean, sigma_x, sigma_y, delta=delta)
     factor = np.sqrt(2.0 * np.log(1.25 / delta))
     return GaussMechResult(
-        statistic=float(pair["epsilon"] / factor),
-        epsilon=float(pair["epsilon"]),
-        delta_mean=float(pair["delta_mean"]),
-        sigma=float(pair["sigma"]),
-        sigma_x=float(pair["sigma_a"]),
-        sigma_y=float(pair["sigma_b"]),
+        statistic=float(epsilon / factor),
+        epsilon=float(epsilon),
+        delta_mean=float(delta_mean),
+        sigma=float(max(sigma_x, sigma_y)),
+        sigma_x=float(sigma_x),
+        sigma_y=float(sigma_y),
         delta=float(delta),
     )

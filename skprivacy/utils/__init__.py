@@ -19,7 +19,13 @@ from skprivacy.utils._provenance import (
     check_metadata,
     software_versions,
 )
-from skprivacy.utils._random import check_generator, seed_from
+from skprivacy.utils._random import (
+    check_generator,
+    check_legacy_rng,
+    seed_from,
+    sklearn_random_state,
+    spawn_generator,
+)
 from skprivacy.utils._threads import blas_threads, limit_blas_threads, map_blas_threads
 from skprivacy.utils._validation import (
     IdentityData,
@@ -55,6 +61,7 @@ __all__ = [
     "check_identity_column",
     "check_identity_counts",
     "check_identity_labels",
+    "check_legacy_rng",
     "check_magnitude",
     "check_metadata",
     "check_no_text_columns",
@@ -73,6 +80,8 @@ __all__ = [
     "pair_unrank",
     "row_norms",
     "seed_from",
+    "sklearn_random_state",
     "software_versions",
+    "spawn_generator",
     "validate_identity_data",
 ]

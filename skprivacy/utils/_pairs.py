@@ -174,10 +174,6 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-def _generator(random_state):
-    return check_generator(random_state)
-
-
 class _FeistelPermutation:
     """Keyed pseudo-random bijection of ``[0, size)``, evaluated pointwise.
 
@@ -302,5 +298,5 @@ def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
         n_pairs = min(int(n_pairs), total)
     else:
         n_pairs = total
-    permutation = _FeistelPermutation(total, _generator(random_state))
+    permutation = _FeistelPermutation(total, check_generator(random_state))
     return pair_unrank(permutation(np.arange(n_pairs, dtype=np.int64)), n)

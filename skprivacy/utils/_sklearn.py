@@ -5,6 +5,7 @@
 If scikit-learn relocates any of these helpers, only this file changes.
 """
 
+import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -17,6 +18,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = [
+    "RANDOM_STATE",
     "HasMethods",
     "Interval",
     "Options",
@@ -27,3 +29,10 @@ __all__ = [
     "validate_data",
     "validate_params",
 ]
+
+#: Parameter constraint of every ``random_state``: scikit-learn's (None, an int
+#: in [0, 2**32 - 1], a RandomState instance) plus numpy Generators, which
+#: scikit-learn's own "random_state" constraint rejects. Use it as
+#: ``"random_state": RANDOM_STATE`` in ``_parameter_constraints`` and
+#: ``validate_params``.
+RANDOM_STATE = ("random_state", np.random.Generator)

@@ -24,13 +24,22 @@ def _controller():
     return ThreadpoolController()
 
 
+def _usable_cpus():
+    """CPUs this process may run on (its affinity mask, else the CPU count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def blas_threads():
     """Return the number of threads the loaded BLAS would use (1 if unknown).
 
     Returns
     -------
     n_threads : int
-        At least 1 and at most the number of CPUs.
+        At least 1 and at most the number of CPUs the process may run on (its
+        affinity mask, e.g. under ``taskset`` or a container's cpuset).
 
     Examples
     --------
@@ -42,7 +51,7 @@ def blas_threads():
     if not info:
         return 1
     n = min(int(i.get("num_threads", 1)) for i in info)
-    return max(1, min(n, os.cpu_count() or 1))
+    return max(1, min(n, _usable_cpus()))
 
 
 def limit_blas_threads(limits=1, *, user_api="blas"):
