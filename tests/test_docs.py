@@ -3,6 +3,7 @@
 """The API reference lists every public class and function, each with Examples."""
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -107,3 +108,79 @@ def test_gallery_layout():
 def test_every_user_guide_page_in_toctree():
     index = (DOC / "user_guide" / "index.rst").read_text()
     assert "   *" in index  # glob toctree picks up every family's page
+
+
+# -- every code block of the user guide runs as copied ----------------------------------
+def _block_checker():
+    """``doc/check_guide_blocks.py``, imported from the checkout."""
+    spec = importlib.util.spec_from_file_location(
+        "check_guide_blocks", DOC / "check_guide_blocks.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CHECKER = _block_checker()
+_PAGES_WITH_CODE = [
+    p for p in _CHECKER.pages() if any(b.runs for b in _CHECKER.extract_blocks(p))
+]
+
+
+def test_doc_blocks_say_their_language():
+    problems = [
+        problem
+        for page in _CHECKER.pages()
+        for problem in _CHECKER.lint(_CHECKER.extract_blocks(page))
+    ]
+    assert problems == []
+
+
+def test_guide_pages_have_code():
+    names = {p.name for p in _PAGES_WITH_CODE}
+    assert {"getting_started.rst", "sanitize.rst", "membership.rst"} <= names
+
+
+def test_block_extraction_on_a_sample_page(tmp_path):
+    page = tmp_path / "page.rst"
+    page.write_text(
+        "Title\n=====\n\nText::\n\n    shown = 1\n\n"
+        ".. code-block:: python\n\n    x = 1\n    y = x + 1\n\n"
+        ".. math::\n\n   a = b\n\n"
+        "* a bullet ending in a block:\n\n  .. code-block:: bash\n\n"
+        "      skprivacy audit\n\n"
+        ">>> 1 + 1\n2\n"
+    )
+    blocks = _CHECKER.extract_blocks(page)
+    assert [(b.line, b.language, b.code) for b in blocks] == [
+        (6, "", "shown = 1\n"),
+        (10, "python", "x = 1\ny = x + 1\n"),
+        (21, "bash", "skprivacy audit\n"),
+        (23, "pycon", ">>> 1 + 1\n2\n"),
+    ]
+    assert _CHECKER.lint(blocks) == [
+        f"{page}:6: a bare '::' literal block; say its language "
+        "(.. code-block:: python, bash or text)"
+    ]
+
+
+def test_block_runner_names_the_failing_block(tmp_path):
+    page = tmp_path / "page.rst"
+    page.write_text(
+        ".. code-block:: python\n\n    x = 1\n\n"
+        ".. code-block:: python\n\n    y = x + undefined_name\n"
+    )
+    ok, n_blocks, _, output = _CHECKER.run_page(page, timeout=60)
+    assert (ok, n_blocks) == (False, 2)
+    assert f"FAILED {page}:7 (a python block)" in output
+    assert "NameError: name 'undefined_name' is not defined" in output
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "page", _PAGES_WITH_CODE, ids=lambda p: str(p.relative_to(DOC))
+)
+def test_guide_page_runs_as_copied(page):
+    """Every Python block of the page, in order, in a fresh ``python`` process."""
+    ok, _, _, output = _CHECKER.run_page(page, timeout=600)
+    assert ok, output
