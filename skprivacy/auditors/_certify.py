@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Reserved-test ROC-HT certificates: simultaneous ε lower bounds with confidence.
 
-DESIGN.md "Reserved-test certificate". Per identity pair a classifier, its
+Per identity pair a classifier, its
 score direction and its threshold(s) are fixed on training rows only; on
 reserved test rows the true/false positives are counted, and exact
 Clopper–Pearson bounds on TPR and FPR give an ε lower bound through the
@@ -268,7 +268,7 @@ def certifiable_epsilon_ceiling(n_pos, n_neg, *, confidence=0.95, n_comparisons=
     Examples
     --------
     >>> from skprivacy.auditors import certifiable_epsilon_ceiling
-    >>> round(certifiable_epsilon_ceiling(100, 100), 2)  # DESIGN.md: about 3.3
+    >>> round(certifiable_epsilon_ceiling(100, 100), 2)  # about 3.3
     3.28
     """
     return certified_epsilon_lb(

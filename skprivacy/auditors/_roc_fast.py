@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared-product fast path of ROC-HT and its certificates (issue 15).
+"""Shared-product fast path of ROC-HT and its certificates.
 
 For :class:`~skprivacy.CentroidClassifier` and
 :class:`~skprivacy.PooledLDAClassifier` the score of a row ``x`` under the

@@ -22,8 +22,7 @@ from skprivacy.auditors._kde import KDELRAuditor
 from skprivacy.auditors._mmd import MMDTVAuditor, permutation_test
 from skprivacy.utils import IdentityData, check_magnitude, check_no_text_columns
 
-# INTEGRATE: area B -- re-point to the one random_state -> Generator helper of
-# skprivacy.utils once it exists (today it lives privately in utils/_pairs.py).
+# The random_state -> Generator conversion of the pair protocol.
 from skprivacy.utils._pairs import _generator
 from skprivacy.utils._sklearn import Interval, validate_params
 
