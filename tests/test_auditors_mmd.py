@@ -196,6 +196,7 @@ def _laplace_pair(eps, n, rng):
     return X, np.repeat(["A", "B"], n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bandwidth", ["median", 0.5])
 def test_certificate_never_exceeds_true_epsilon(bandwidth):
     rng = np.random.default_rng(0)

@@ -104,6 +104,7 @@ def _assert_same_audit(fast, slow):
             assert_array_equal(rf[col].to_numpy(), rs[col].to_numpy(), err_msg=col)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_auditor_fast_path_equals_generic_on_500_pairs(clf):
     X, ids = _uneven_data()
@@ -136,6 +137,7 @@ def _assert_same_certificates(fast, slow):
     assert_array_equal(fast.train_counts_, slow.train_counts_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("thresholds", ["train", 3])
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_certifier_fast_path_equals_generic_on_500_pairs(clf, thresholds):
@@ -216,6 +218,7 @@ def test_n_jobs_two_equals_one(clf, dispatch_everything):
         pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
+@pytest.mark.slow
 def test_dask_backend_identical(dispatch_everything):
     pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")
@@ -255,6 +258,7 @@ def test_chunks_partition_and_bound_memory(monkeypatch):
 
 
 # --------------------------------------------------------------- soundness
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism, epsilon, n_identities, thresholds",
     [
