@@ -384,6 +384,7 @@ def test_errors_one_line_exit_2(tmp_path, capsys, monkeypatch, argparse_says):
     assert sorted(tmp_path.rglob("*")) == before  # nothing written
 
 
+@pytest.mark.slow
 def test_force_overwrites(csv_file, tmp_path):
     out = tmp_path / "o"
     args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
@@ -415,8 +416,8 @@ _CERTIFICATES = {"mmdtv_certificate", "rocht_certificate"}
     # row count: too few reserved rows to certify anything (ceilings 0)
     [
         (2, _TOO_FEW_FOR_CONTROLS | _CERTIFICATES),
-        (3, _TOO_FEW_FOR_CONTROLS | _CERTIFICATES),
-        (10, _CERTIFICATES),
+        pytest.param(3, _TOO_FEW_FOR_CONTROLS | _CERTIFICATES, marks=pytest.mark.slow),
+        pytest.param(10, _CERTIFICATES, marks=pytest.mark.slow),
     ],
 )
 def test_messy_file_audits_the_embedding_only(rows, skipped, tmp_path, capsys):
@@ -453,6 +454,7 @@ def test_messy_file_audits_the_embedding_only(rows, skipped, tmp_path, capsys):
     assert {"gaussmech", "kdelr", "mmdtv", "rocht", "gaussianity"} <= ran
 
 
+@pytest.mark.slow
 def test_bundled_file_by_path_certificates_next_to_their_ceilings(tmp_path, capsys):
     """Cropped Yale B given by path: its azimuth/elevation/image columns are named and
     left out, and every certificate is shown with its ceiling, at-ceiling ones marked.
@@ -589,6 +591,7 @@ def test_sigterm_leaves_old_or_new_report(csv_file, tmp_path):
         assert leftover == ["r"], moment
 
 
+@pytest.mark.slow
 def test_symlinks_are_never_followed(csv_file, tmp_path):
     outside = tmp_path / "precious.txt"
     outside.write_text("user data")

@@ -164,6 +164,7 @@ def test_certifier_fast_path_equals_generic_on_500_pairs(clf, thresholds):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_certifier_fast_path_held_out(clf):
     X, ids = _uneven_data(n_identities=12, n_samples=30, seed=2)

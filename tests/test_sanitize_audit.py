@@ -326,6 +326,7 @@ def test_transfer_audit_on_disjoint_identities():
         transfer_audit(ISP(2), X[src], ids[src], X, ids)
 
 
+@pytest.mark.slow
 def test_clopper_pearson_coverage_by_simulation():
     # With i.i.d. continuous scores the FAR at the order-statistic threshold is
     # Beta(k + 1, n - k) distributed, so the one-sided bound must cover the true

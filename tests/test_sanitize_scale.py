@@ -66,6 +66,7 @@ def test_default_eraser_keeps_half_the_dimensions_and_the_attribute(faces, Erase
         assert np.abs(B @ faces.attribute_basis).max() < 0.1
 
 
+@pytest.mark.slow
 def test_full_erasure_only_when_asked_and_warned(faces):
     X, ids, attribute = faces.data, faces.identity, faces.attribute
     with pytest.warns(FewDimensionsLeftWarning, match="only 0 dimension"):
