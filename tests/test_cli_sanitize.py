@@ -221,9 +221,8 @@ def test_errors_are_one_line(files, tmp_path, capsys):
         "reading input: identity column 'person' not found (columns: identity, "
         "image, e0, e1, e2, e3, e4, e5...); name it with --id-column, or apply a "
         "saved projector with --projector": [src, "--id-column", "person"],
-        "reading projector: This file contains pickled (object) data. If you "
-        "trust the file you can load it unsafely using the `allow_pickle=` "
-        "keyword argument or `pickle.load()`.": [
+        f"reading projector: projector file {files}/emb.parquet: not an .npz "
+        "archive written by ISP.to_npz (it does not start like one).": [
             src,
             "--projector",
             str(files / "emb.parquet"),
