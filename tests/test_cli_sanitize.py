@@ -177,7 +177,7 @@ def test_refuses_to_write_over_its_input(files, tmp_path, capsys):
     for target, message in refusals.items():
         status = main(["sanitize", str(source), "--out", str(target), "--force"])
         assert status == 2
-        assert capsys.readouterr().err == f"skprivacy: error: output: {message}\n"
+        assert capsys.readouterr().err == f"skprivacy: error: {message}\n"
     assert source.read_bytes() == before
     assert other.read_text() == "keep"
 
@@ -218,11 +218,11 @@ def test_errors_are_one_line(files, tmp_path, capsys):
         ],
         "--n-components must be an int >= 0, a float in (0, 1), 'auto' or "
         "'full'; got '1.5'": [src, "--n-components", "1.5"],
-        "reading input: identity column 'person' not found (columns: identity, "
-        "image, e0, e1, e2, e3, e4, e5...); name it with --id-column, or apply a "
-        "saved projector with --projector": [src, "--id-column", "person"],
-        f"reading projector: projector file {files}/emb.parquet: not an .npz "
-        "archive written by ISP.to_npz (it does not start like one).": [
+        "identity column 'person' not found (columns: identity, image, e0, e1, "
+        "e2, e3, e4, e5...); name it with id_column (--id-column), or apply a "
+        "saved projector": [src, "--id-column", "person"],
+        f"projector file {files}/emb.parquet: not an .npz archive written by "
+        "ISP.to_npz (it does not start like one).": [
             src,
             "--projector",
             str(files / "emb.parquet"),
@@ -271,8 +271,8 @@ def test_every_documented_error_is_one_line_exit_2(
         "fewer than 2 identities with usable rows: nothing to fit": [
             str(tmp_path / "one.csv")
         ],
-        "reading input: a feature column holds a non-numeric cell in rows 40..59: "
-        "could not convert string to float: 'oops'": [
+        "a feature column holds a non-numeric cell in rows 40..59: could not "
+        "convert string to float: 'oops'": [
             str(tmp_path / "bad.csv"),
             "--chunk-rows",
             "20",
@@ -282,16 +282,16 @@ def test_every_documented_error_is_one_line_exit_2(
             "--projector",
             npz,
         ],
-        f"output: output directory {other} already exists; use --force "
-        "(force=True) to replace it": [src, "--out", str(other)],
-        f"output: output directory {other} holds files skprivacy did not write "
+        f"output directory {other} already exists; use --force (force=True) to "
+        "replace it": [src, "--out", str(other)],
+        f"output directory {other} holds files skprivacy did not write "
         "(keep.txt); refusing to replace it, choose another --out": [
             src,
             "--out",
             str(other),
             "--force",
         ],
-        "reading input: no column matches the features pattern 'zzz'.": [
+        "no column matches the features pattern 'zzz'.": [
             src,
             "--features",
             "zzz",

@@ -225,7 +225,11 @@ def _findings(text, where, first_line=1, rules=_TEXT_RULES):
 
 def _doc_pages():
     skip = {"_build", "generated", "auto_examples"}
-    return [p for p in DOC.rglob("*.rst") if not skip & set(p.parts)]
+    return [
+        p
+        for p in DOC.rglob("*.rst")
+        if not skip & set(p.parts) and p.name not in _CHECKER.GENERATED
+    ]
 
 
 def _user_facing_files():

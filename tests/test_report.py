@@ -105,7 +105,7 @@ def test_summary_reads_the_fitted_estimators(report):
     # the results whose value is the score of the method's fitted auditor
     for key in ("gaussmech", "mmdtv", "rocht"):
         entry = report.results[key]
-        est = report.fitted[entry["method"]]["audit"]
+        est = report.fitted[entry["method"]][key]
         assert (entry["estimator"], entry["kind"]) == (
             type(est).__name__,
             est.guarantee_,
