@@ -9,7 +9,7 @@ Every public estimator is importable from the top level, e.g.
 
 from skprivacy._lazy import attach
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.3.0.dev0"
 
 _ORIGINS = {
     "CentroidClassifier": "skprivacy.auditors",

@@ -101,6 +101,7 @@ def dispatch_everything(monkeypatch):
     monkeypatch.setattr(_base, "_IN_PROCESS_SECONDS", 0.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("auditor", AUDITORS, ids=IDS)
 def test_n_jobs_gives_identical_results(auditor, data, dispatch_everything):
     X, ids = data
@@ -138,6 +139,7 @@ def test_exhaustive_mmd_chunks_identical_under_threads(data, dispatch_everything
     pd.testing.assert_frame_equal(one, two, check_exact=True)
 
 
+@pytest.mark.slow
 def test_dask_backend_identical(data, dispatch_everything):
     pytest.importorskip("dask")
     distributed = pytest.importorskip("distributed")

@@ -193,6 +193,7 @@ def _laplace_pair(eps, n, rng):
     return X, np.repeat(["A", "B"], n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bandwidth", ["median", 0.5])
 def test_certificate_never_exceeds_true_epsilon(bandwidth):
     rng = np.random.default_rng(0)
@@ -310,6 +311,7 @@ def test_eps_delta_map_is_sound_for_the_gaussian_mechanism(s, eps):
     assert float(mmd_to_epsilon(2 * tv, delta=delta)) <= eps + 1e-12
 
 
+@pytest.mark.slow
 def test_certified_eps_delta_holds_on_a_gaussian_mechanism():
     # Simulated soundness: A = N(0, s^2), B = N(1, s^2) (embedded in 2-D and
     # L2-normalised: post-processing) is (eps, delta(eps))-DP. The certified

@@ -151,6 +151,7 @@ def test_matches_naive_on_real_yale_faces():
     assert_matches_naive(audit, X, ids, default)
 
 
+@pytest.mark.slow
 def test_matches_naive_on_synthetic_data_with_finite_values():
     X, ids = make_identity_embeddings(6, 20, 16, noise=30.0, random_state=1)
     audit = ROCHTAuditor(n_pairs=8).fit(X, ids)
@@ -293,6 +294,7 @@ def test_pipeline_after_isp():
 
 
 # ------------------------------------------------- classifier sensitivity helper
+@pytest.mark.slow
 def test_compare_roc_audits_against_naive_difference():
     X, ids = make_identity_embeddings(5, 20, 16, noise=3.0, random_state=9)
     lr = ROCHTAuditor(n_pairs=4).fit(X, ids)

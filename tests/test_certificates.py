@@ -282,6 +282,7 @@ def test_mechanisms_have_the_stated_structure():
     assert true_pair_epsilon("randomized_response", 1.0, 0, 2) == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism, epsilon, n_identities, thresholds",
     [

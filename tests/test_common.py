@@ -18,8 +18,8 @@ import skprivacy
 # ``xfail_strict=True``, so a check that starts passing is noticed.
 _SEEN_ROWS = (
     "The check scores the rows it fitted on, and ROCHTCertifier refuses to "
-    "certify rows its per-pair tests were trained on (issue 13: a certificate "
-    "from training rows is no certificate); allow_seen_rows=True is tested in "
+    "certify rows its per-pair tests were trained on (a certificate from "
+    "training rows is no certificate); allow_seen_rows=True is tested in "
     "tests/test_certificates.py."
 )
 

@@ -164,6 +164,7 @@ def test_run_command_exit_statuses(capsys):
             raise UserError("passes through")
 
 
+@pytest.mark.slow
 def test_sigterm_unwinds_and_discards_the_staged_output(tmp_path):
     """SIGTERM mid-write: exit 143, the previous report intact, no staging left."""
     target = tmp_path / "report"

@@ -421,6 +421,27 @@ def _audit(X, y):
 
 XY_CALLABLES = _xy_callables() + [_audit]
 
+# The dtype and scale walks call each entry point many times; in those walks the
+# entry points that train classifiers or run a whole audit are slow tests.
+_SLOW_IN_WALKS = {
+    "_audit",
+    "pressure_ladder",
+    "MLPAttacker",
+    "ROCHTAuditor",
+    "ROCHTCertifier",
+    "attribute_probe_accuracy",
+    "KDELRAuditor",
+    "INLP",
+}
+XY_WALK_PARAMS = [
+    pytest.param(
+        f,
+        id=f.__name__,
+        marks=[pytest.mark.slow] if f.__name__ in _SLOW_IN_WALKS else [],
+    )
+    for f in XY_CALLABLES
+]
+
 # Known gaps in other areas' callables, each naming the area that owns it.
 XY_XFAIL = {}
 
@@ -469,7 +490,7 @@ def _assert_no_silent_nan(value, category):
         assert not np.isnan(value).all(), category
 
 
-@pytest.mark.parametrize("func", XY_CALLABLES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("func", XY_WALK_PARAMS)
 @pytest.mark.parametrize("dtype", ["float16", "float32", "int", "bool", "object"])
 def test_walk_dtypes_match_float64(func, dtype, data):
     """Any numeric dtype gives the value of the same numbers in float64."""
@@ -519,7 +540,7 @@ def test_walk_sparse_input(func, data):
         pytest.fail(f"sparse: {type(exc).__name__}: {exc}")
 
 
-@pytest.mark.parametrize("func", XY_CALLABLES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("func", XY_WALK_PARAMS)
 def test_walk_extreme_scale_and_identical_rows(func, data):
     X, y = data
     for category, Xh in [

@@ -140,6 +140,7 @@ def test_reference_helper_errors():
 # ---------------------------------------------------------------------------
 # sklearn integration
 # ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cross_validate_identity_grouped_two_ways():
     X, ids, member = _data()
     Y = np.column_stack([ids, member.astype(int)])
@@ -166,6 +167,7 @@ def test_cross_validate_identity_grouped_two_ways():
     assert_allclose(routed["test_score"], plain["test_score"])
 
 
+@pytest.mark.slow
 def test_grid_search_round_trip():
     X, ids, member = _data()
     Y = np.column_stack([ids, member.astype(int)])
@@ -208,6 +210,7 @@ def test_predictions_on_new_identities(fitted):
     assert one.shape == (8, 2)
 
 
+@pytest.mark.slow
 def test_other_classifier_and_statistics_subset():
     X, ids, member = _data()
     mg = MembershipGeometry(
@@ -313,6 +316,7 @@ def test_delong_interval_matches_double_loop(fitted):
     assert _delong(m, s)[1] == pytest.approx(_naive_delong_se(m, s), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_permutation_p_values_replay_a_naive_loop():
     X, ids, member = _data(n_members=12, n_nonmembers=9, concentration_gap=0.2)
     mg = MembershipGeometry(n_permutations=49, cv=3, random_state=7).fit(
@@ -331,6 +335,7 @@ def test_permutation_p_values_replay_a_naive_loop():
         assert mg.auc_p_values_[stat] == pytest.approx((b + 1) / 50)
 
 
+@pytest.mark.slow
 def test_fusion_is_out_of_fold_lda_and_its_null_matches_refitting():
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -358,6 +363,7 @@ def test_fusion_is_out_of_fold_lda_and_its_null_matches_refitting():
     assert 1 / 30 <= fast.fusion_p_value_ <= 1
 
 
+@pytest.mark.slow
 def test_null_audits_are_calibrated():
     # 200 audits without signal (20 + 20 identities): each permutation
     # p-value rejects at 5% no more often than a Binomial(200, 0.05) allows
@@ -419,6 +425,7 @@ def _k_mismatch(seed, d=512, n=60):
     return X, ids, member
 
 
+@pytest.mark.slow
 def test_k_matched_kappa_is_at_chance_under_probe_count_mismatch():
     aucs = []
     for seed in range(6):

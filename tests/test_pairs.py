@@ -12,6 +12,7 @@ from scipy.stats import chi2
 from skprivacy.utils import identity_pairs, n_identity_pairs, pair_rank, pair_unrank
 
 
+@pytest.mark.slow
 @given(st.integers(2, 300))
 def test_unrank_matches_itertools(n):
     expected = np.array(list(itertools.combinations(range(n), 2)))
@@ -80,6 +81,7 @@ def test_every_pair_exactly_once_for_any_size_and_seed(n, seed):
     assert_array_equal(np.sort(pair_rank(pairs, n)), np.arange(n_identity_pairs(n)))
 
 
+@pytest.mark.slow
 def test_every_pair_equally_likely_at_every_position():
     # Over seeds, position t holds each of the 10 pairs of 5 identities with
     # probability 1/10: chi-square over the 10 x 10 (position, pair) counts.

@@ -559,6 +559,7 @@ def test_residual_qq_display(data):
 
 
 # --------------------------------------------------------------- all displays
+@pytest.mark.slow
 def test_displays_draw_on_a_bare_figure_and_replot(data, tradeoff_table):
     # The report renders on pyplot-free Figures; plot() redraws on new axes.
     X, ids = data

@@ -246,6 +246,7 @@ def test_graph_attacker_calibrates_and_sees_only_edges():
 # ---------------------------------------------------------------------------
 # MLP rung (A3)
 # ---------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("n_identities", [2, 6])
 def test_mlp_posterior_matches_network_output(n_identities):
     # Independent computation: scikit-learn's own forward pass on the rows
@@ -257,6 +258,7 @@ def test_mlp_posterior_matches_network_output(n_identities):
     assert_array_equal(clf.classes_, np.arange(n_identities))
 
 
+@pytest.mark.slow
 def test_mlp_early_stopping_keeps_best_validation_epoch():
     X, ids = two_releases(n_identities=8, n_rows=10, s1=0.8)
     clf = MLPAttacker(
@@ -313,6 +315,7 @@ def test_mlp_parameter_errors():
         MLPAttacker(validation_size=1.5).fit(X, ids)
 
 
+@pytest.mark.slow
 def test_ladder_mlp_rung_is_early_stopped_and_verbose(capsys):
     X, ids = two_releases(n_identities=6, n_rows=12, s1=0.8)
     ladder = attacker_ladder(random_state=0)
@@ -342,6 +345,7 @@ def test_ladder_mlp_rung_is_early_stopped_and_verbose(capsys):
 # ---------------------------------------------------------------------------
 # RenyiPressure
 # ---------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_stage_table_shows_more_informative_release_for_every_attacker():
     X, ids = two_releases(n_identities=8, n_rows=30, s1=0.25, s2=0.6)
@@ -370,6 +374,7 @@ def test_stage_table_shows_more_informative_release_for_every_attacker():
         assert cumulative.loc[(2, 2.0), "vrpi"] > cumulative.loc[(1, 2.0), "vrpi"]
 
 
+@pytest.mark.slow
 def test_overlap_near_zero_for_independent_and_positive_for_duplicated():
     kw = {"releases": RELEASES, "n_repeats": 3, "test_size": 0.4, "random_state": 0}
     X, ids = two_releases(n_identities=10, n_rows=60, s1=0.2, s2=0.2)
@@ -685,6 +690,7 @@ def test_open_world_has_unknown_outcome():
     )
 
 
+@pytest.mark.slow
 def test_reproducible_parallel_and_ladder_shares_splits():
     X, ids = two_releases(n_identities=6, n_rows=12)
     kw = {

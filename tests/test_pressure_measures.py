@@ -329,6 +329,7 @@ def test_exact_integrator_is_accurate():
     assert exact_arimoto(math.inf, (MU1,)) == pytest.approx(-math.log(brute), abs=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_theorem1_second_release_never_lowers_pressure(alpha):
     N = 4

@@ -166,6 +166,7 @@ def test_certifier_shared_engine_equals_per_pair(clf, thresholds, n_pairs):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
 def test_certifier_shared_engine_held_out(clf):
     X, ids = _uneven_data(n_identities=12, n_samples=30, seed=2)
@@ -263,6 +264,7 @@ def test_chunks_partition_and_bound_memory(monkeypatch):
 
 
 # --------------------------------------------------------------- soundness
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism, epsilon, n_identities, thresholds",
     [

@@ -194,6 +194,7 @@ def test_leakage_scorer_selects_the_most_private(split):
     assert np.all(res["test_score"] <= 0)
 
 
+@pytest.mark.slow
 def test_synthetic_acceptance_tar_and_attribute_utility():
     # Known identity subspace (k = 6) and an orthogonal attribute subspace.
     b = make_identity_embeddings(
@@ -270,6 +271,7 @@ def test_attribute_probe_accuracy_matches_cross_val_score():
     )
 
 
+@pytest.mark.slow
 def test_tradeoff_table_and_plot():
     X, ids, attr = make_identity_embeddings(
         40,
@@ -324,6 +326,7 @@ def test_transfer_audit_on_disjoint_identities():
         transfer_audit(ISP(2), X[src], ids[src], X, ids)
 
 
+@pytest.mark.slow
 def test_clopper_pearson_coverage_by_simulation():
     # With i.i.d. continuous scores the FAR at the order-statistic threshold is
     # Beta(k + 1, n - k) distributed, so the one-sided bound must cover the true

@@ -52,6 +52,7 @@ def test_eer_separable_and_errors():
         equal_error_rate([2, 0], [0.1, 0.2])
 
 
+@pytest.mark.slow
 def test_verification_auditor_eer_matches_its_roc():
     X, ids = make_identity_embeddings(12, 6, 16, n_identity_dims=4, random_state=0)
     auditor = OpenSetVerificationAuditor(probe="raw", far=0.1).fit(X, ids)

@@ -42,6 +42,7 @@ def _probe(Z, attribute):
     return cross_val_score(clf, Z, attribute, cv=3).mean()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("Eraser", [ISP, LEACE, INLP])
 def test_default_eraser_keeps_half_the_dimensions_and_the_attribute(faces, Eraser):
     X, ids, attribute = faces.data, faces.identity, faces.attribute
@@ -66,6 +67,7 @@ def test_default_eraser_keeps_half_the_dimensions_and_the_attribute(faces, Erase
         assert np.abs(B @ faces.attribute_basis).max() < 0.1
 
 
+@pytest.mark.slow
 def test_full_erasure_only_when_asked_and_warned(faces):
     X, ids, attribute = faces.data, faces.identity, faces.attribute
     with pytest.warns(FewDimensionsLeftWarning, match="only 0 dimension"):
@@ -287,6 +289,7 @@ def test_leace_partial_fit_equals_fit():
     assert_allclose(chunked.transform(X), full.transform(X), atol=1e-10)
 
 
+@pytest.mark.slow
 def test_dask_fit_and_lazy_transform_on_local_cluster():
     da = pytest.importorskip("dask.array")
     distributed = pytest.importorskip("distributed")

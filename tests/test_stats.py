@@ -170,6 +170,7 @@ def test_mmd_agrees_with_auditor_on_a_pair():
         assert result.pvalue == row.p_value
 
 
+@pytest.mark.slow
 def test_mmd_pvalues_calibrated_under_the_null():
     # 200 null pairs, m = 99: rejections at 0.05 inside a 99.9% binomial band.
     rng = np.random.default_rng(0)

@@ -45,8 +45,7 @@ def split_half_controls(
     ``ceil(n/2)``), and the pair of halves is audited with the same method and
     settings as ``auditor``. Both halves come from one distribution, so a
     calibrated test rejects at about the nominal rate ``alpha``, ROC AUCs are
-    near 0.5 and ε values show the estimator's noise floor (DESIGN.md
-    "Controls").
+    near 0.5 and ε values show the estimator's noise floor.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Linear shared-product classifiers for ROC-HT over every pair (issue 15).
+"""Linear shared-product classifiers for ROC-HT over every pair.
 
 Their score is linear in per-class means: the nearest-centroid score
 ``<x, mu_1> - ||mu_1||^2 / 2 - (<x, mu_0> - ||mu_0||^2 / 2)``, and the same in

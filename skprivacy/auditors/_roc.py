@@ -422,6 +422,8 @@ pair_details_, n_features_in_, feature_names_in_ :
         self.fold_seed_ = int(self.random_state) if integer else None
         return self
 
+    # Public accessor for skprivacy.plotting.PairROCDisplay: it must keep
+    # reproducing the scores of _audit_pairs.
     def pair_scores(self, X, y, pair):
         """Recompute the pooled out-of-fold scores behind one pair's ROC.
 

@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The shared, seeded ordering of unordered identity pairs (DESIGN.md "Pair protocol")."""
+"""The shared, seeded ordering of unordered identity pairs (the pair protocol)."""
 
 from numbers import Integral
 

@@ -3,8 +3,8 @@
 """The shared input layer: cleaning, normalisation and identity encoding.
 
 Every estimator in skprivacy goes through :func:`validate_identity_data` (with
-identity labels) or :func:`check_embeddings` (without), so that the rules of
-DESIGN.md "Shared preprocessing" live in exactly one place.
+identity labels) or :func:`check_embeddings` (without), so that the shared
+preprocessing rules live in exactly one place.
 """
 
 import numbers
@@ -1010,7 +1010,7 @@ def validate_identity_data(
 ):
     """Validate, clean and encode ``(X, y)`` for an identity-level estimator.
 
-    This is the shared preprocessing of DESIGN.md: rows that are non-finite or
+    This is the shared preprocessing of every estimator: rows that are non-finite or
     have L2 norm ``<= min_norm`` are dropped and the rest are L2-normalised;
     identities with fewer than ``min_samples_per_identity`` usable rows are
     excluded. Every drop is counted, warned about, and returned in

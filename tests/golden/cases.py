@@ -93,7 +93,7 @@ def cases():
     return {
         "yale_faces_quick": (False, lambda: _audit_case(load_yale_faces, "quick")),
         "cropped_yale_b_quick": (
-            False,
+            True,
             lambda: _audit_case(load_cropped_yale_b, "quick"),
         ),
         "yale_faces_paper": (True, lambda: _audit_case(load_yale_faces, "paper")),
@@ -101,7 +101,7 @@ def cases():
             True,
             lambda: _audit_case(load_yale_faces, "exhaustive"),
         ),
-        "yale_faces_conditions": (False, _conditions_case),
+        "yale_faces_conditions": (True, _conditions_case),
         "yale_faces_isp_transform": (False, _isp_case),
     }
 
