@@ -51,7 +51,7 @@ __all__ = [
     "kde_lr_per_dimension",
     "mmd2_unbiased",
     "mmd_test",
-    "table_i",
     "mmd_to_epsilon",
     "silverman_bandwidth",
+    "table_i",
 ]
