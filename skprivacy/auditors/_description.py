@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import norm
 
 from skprivacy.utils import identity_pairs
 from skprivacy.utils._sklearn import check_is_fitted
@@ -358,10 +359,26 @@ def classifier_name(est):
     return name
 
 
+def auc_distinguished(results, level=0.05):
+    """Count the pairs whose out-of-fold AUC differs from 0.5, on either side.
+
+    Under exchangeable scores the rank sum ``U = AUC n_a n_b`` has mean
+    ``n_a n_b / 2`` and variance ``n_a n_b (n_a + n_b + 1) / 12`` (no ties;
+    ties only shrink it); a pair counts when the two-sided normal p-value,
+    with continuity correction, is below ``level``. An AUC far below 0.5 is
+    an inverted classifier: separation, not privacy.
+    """
+    na, nb = (results[c].to_numpy(dtype=float) for c in ("n_a", "n_b"))
+    u = np.abs(results["auc"].to_numpy(dtype=float) - 0.5) * na * nb
+    z = (u - 0.5) / np.sqrt(na * nb * (na + nb + 1) / 12)
+    return int((2 * norm.sf(z) < level).sum())
+
+
 def describe_rocht(est):
     """Describe a fitted :class:`~skprivacy.auditors.ROCHTAuditor`."""
     eps = est.results_["epsilon"].to_numpy(dtype=float)
-    n, corners = len(eps), int(est.n_corners_)
+    n, corners, auc = len(eps), int(est.n_corners_), est.auc_mean_
+    far = auc_distinguished(est.results_)
     return _describe(
         est,
         title="ROC-HT",
@@ -378,15 +395,23 @@ def describe_rocht(est):
             "an exact ROC corner gives infinity. See the reserved-test certificate."
         ),
         finding=(
-            "ROC-HT classifiers separate the audited pairs with mean out-of-fold "
-            f"AUC {est.auc_mean_:.3f} over {n} pairs"
+            (
+                f"ROC-HT classifiers separate the audited pairs with mean "
+                f"out-of-fold AUC {auc:.3f} over {n} pairs"
+                if auc >= 0.5
+                else f"ROC-HT classifiers predict the audited pairs inversely "
+                f"(mean out-of-fold AUC {auc:.3f} over {n} pairs, below 0.5: "
+                "separation, not privacy)"
+            )
             + (f" ({corners} perfectly)" if corners else "")
+            + f"; {far} of {n} pairs away from AUC 0.5 at level 0.05 (either side)"
         ),
         columns=("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold"),
         extras={
             "classifier": classifier_name(est),
             "max": float(est.epsilon_max_),
-            "mean_auc": float(est.auc_mean_),
+            "mean_auc": float(auc),
+            "n_auc_distinguished": far,
             "n_infinite": int(np.isinf(eps).sum()),
             "n_corner": corners,
         },

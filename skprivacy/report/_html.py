@@ -177,7 +177,7 @@ def _top_pairs(pairs, results, n=10):
 
 
 def _verdict(v):
-    leak = v["headline"].startswith(("Identities leak", "Identities are separable"))
+    leak = v.get("level") in ("leak", "separable")
     lines = "".join(
         f"<li><strong>{escape(line['family'])}</strong>: {escape(line['text'])}</li>"
         for line in v["lines"]

@@ -18,6 +18,7 @@ METHOD_NAMES = (
     "mmdtv",
     "gaussmech",
     "kdelr",
+    "reid",
     "rocht_certificate",
     "mmdtv_certificate",
     "permutation",

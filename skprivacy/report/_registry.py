@@ -22,6 +22,7 @@ from skprivacy.auditors import (
     GaussMechAuditor,
     KDELRAuditor,
     MMDTVAuditor,
+    ReidentificationAuditor,
     ROCHTAuditor,
     ROCHTCertifier,
     compare_roc_audits,
@@ -378,6 +379,19 @@ _DECLARED = (
         _sizes(kdelr_pairs=[20, 100, 100], kdelr_alphas=(0.0, 1e-2)),
         estimators=_kdelr,
         epsilon_pairs="kdelr_pairs",
+    ),
+    Method(
+        "reid",
+        "Re-identification",
+        _sizes(reid_max_queries=[10_000, 10_000, None]),
+        estimators=lambda ctx: {
+            "reid": (
+                ReidentificationAuditor(
+                    max_queries=ctx.settings["reid_max_queries"], **_common(ctx)
+                ),
+                "",
+            )
+        },
     ),
     Method(
         "rocht_certificate",

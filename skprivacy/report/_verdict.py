@@ -11,7 +11,12 @@ import numpy as np
 
 from skprivacy.auditors._description import format_value
 
-__all__ = ["FAMILIES", "next_steps", "verdict"]
+__all__ = ["FAMILIES", "LEVELS", "next_steps", "verdict"]
+
+#: Verdict levels (``verdict.level`` in ``summary.json``), strongest first.
+LEVELS = ("leak", "separable", "inconclusive", "little evidence")
+#: A re-identification rate at least this many times its chance separates.
+REID_FACTOR = 5
 
 #: The verdict's line families, in order, by result kind.
 FAMILIES = {
@@ -53,8 +58,59 @@ def _best_certificate(results):
     return max(certs, key=lambda e: e["value"]) if certs else None
 
 
+def _joint(results, confidence):
+    """Return the level of the largest certificate, in words (the union bound)."""
+    n = len(_by_kind(results, "certificate"))
+    conf = f"{100 * confidence:g}%"
+    if n < 2:
+        return f"at {conf}"
+    joint = f"{100 * max(0.0, 1 - n * (1 - confidence)):.4g}%"
+    return f"at {joint} jointly (the larger of {n} certificates, each at {conf})"
+
+
+def _separations(results, findings):
+    """Return the point estimates' evidence of separation, one sentence each.
+
+    A re-identification rate (an entry with ``chance`` and ``ci``) separates
+    when it is at least :data:`REID_FACTOR` times its chance or its interval
+    excludes chance; out-of-fold AUCs when at least half of the pairs differ
+    from 0.5 at level 0.05 (``n_auc_distinguished``), on either side: below
+    0.5 the classifiers predict the labels inversely, separation, not privacy.
+    """
+    out = []
+    for key, e in results.items():
+        if e["skipped"] or e.get("kind") != "point estimate":
+            continue
+        if "chance" in e and "ci" in e:
+            if e["value"] >= REID_FACTOR * e["chance"] or e["ci"][0] > e["chance"]:
+                out.append(findings[key])
+        elif 2 * e.get("n_auc_distinguished", 0) >= max(e.get("n_pairs", 0), 1):
+            out.append(findings[key])
+    return out
+
+
+def _resolved(results):
+    """Whether the sample could have shown a leak to the simplest attack.
+
+    A re-identification rate ran, and for every such rate
+    :data:`REID_FACTOR` times its chance is a possible rate (below 1) that
+    its interval rules out.
+    """
+    rates = [e for e in _by_kind(results, "point estimate") if "chance" in e]
+    return bool(rates) and all(
+        e["ci"][1] < REID_FACTOR * e["chance"] < 1 for e in rates
+    )
+
+
 def verdict(results, findings, confidence):
-    """Return the headline and one line per result finding (``family``, ``text``)."""
+    """Return the ``level``, the headline and one line per finding (``family``, ``text``).
+
+    ``level`` is one of :data:`LEVELS`: ``"leak"`` when a certificate is
+    positive; else ``"separable"`` when at least half of the tested pairs are
+    distinguished or a point estimate separates (see :func:`_separations`);
+    else ``"little evidence"`` when the sample could have shown a leak (see
+    :func:`_resolved`); else ``"inconclusive"``.
+    """
     lines = [
         {"family": "skipped", "text": f"{e['title']} skipped: {e['reason']}"}
         if e["skipped"]
@@ -65,38 +121,45 @@ def verdict(results, findings, confidence):
     lines.sort(key=lambda line: _ORDER.index(line["family"]))
     share, separable = _separability(results)
     best = _best_certificate(results)
-    conf = f"{100 * confidence:g}%"
+    evidence = ([separable] if (share or 0) >= 0.5 else []) + _separations(
+        results, findings
+    )
     if best is not None:
+        level = "leak"
         headline = "Identities leak: " + (f"{separable}; " if separable else "")
-        headline += f"certified epsilon >= {format_value(best['value'])} at {conf}"
+        headline += f"certified epsilon >= {format_value(best['value'])}"
         if best.get("at_ceiling"):
-            headline += " (the ceiling this test size allows)"
-        headline += "."
-    elif share is not None and share >= 0.5:
+            headline += ", the ceiling this test size allows,"
+        headline += f" {_joint(results, confidence)}."
+    elif evidence:
+        level = "separable"
         headline = (
-            f"Identities are separable: {separable}; no epsilon > 0 could be "
-            f"certified at {conf} with these test sizes (see the certificates)."
+            f"Identities are separable: {'; '.join(evidence)}; no epsilon > 0 "
+            f"could be certified at {100 * confidence:g}% with these test sizes "
+            "(see the certificates)."
+        )
+    elif _resolved(results):
+        level = "little evidence"
+        found = [separable] if separable else []
+        found += [findings[k] for k, e in results.items() if "chance" in e]
+        headline = (
+            f"Little evidence of leakage at this sample size: {'; '.join(found)}. "
+            "This is not evidence of privacy; see the point estimates and "
+            "certificates."
         )
     elif share is not None:
+        level = "inconclusive"
         headline = (
-            f"Little evidence of leakage at this sample size: {separable}. This is "
-            "not evidence of privacy; see the point estimates and certificates."
+            f"Inconclusive at this sample size: {separable}, and too few rows to "
+            "rule out a leak; see the point estimates and certificates."
         )
     else:
+        level = "inconclusive"
         headline = (
             "No hypothesis test or certificate could run on these data; the "
             "results below are point estimates and diagnostics."
         )
-        # Out-of-fold classifier AUCs are the strongest evidence left: say so
-        # first rather than leave "nothing could run" as the message.
-        roc = [e for e in results.values() if not e["skipped"] and "mean_auc" in e]
-        if roc and roc[0]["mean_auc"] >= 0.9:
-            headline = (
-                "Identities look separable (a point estimate, not a test): "
-                f"{roc[0]['title']} classifiers reach mean out-of-fold AUC "
-                f"{roc[0]['mean_auc']:.3f} over {roc[0]['n_pairs']} pairs. " + headline
-            )
-    return {"headline": headline, "lines": lines}
+    return {"level": level, "headline": headline, "lines": lines}
 
 
 def _step(action, text, command=None):

@@ -1,0 +1,149 @@
+# Authors: The skprivacy developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The verdict's level, the re-identification entry and the duplicates section."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest, mannwhitneyu
+from sklearn.neighbors import KNeighborsClassifier
+
+from skprivacy import ISP, audit
+from skprivacy.auditors._description import auc_distinguished
+from skprivacy.datasets import load_yale_faces, make_identity_embeddings
+from skprivacy.report._verdict import LEVELS
+
+
+def _loo_1nn(X, y):
+    """Leave-one-out 1-NN (cosine) by scikit-learn, one fit per held-out row."""
+    hits = 0
+    for i in range(len(y)):
+        rest = np.arange(len(y)) != i
+        knn = KNeighborsClassifier(n_neighbors=1, metric="cosine")
+        hits += knn.fit(X[rest], y[rest]).predict(X[i : i + 1])[0] == y[i]
+    return int(hits)
+
+
+def test_reid_entry_equals_sklearn_leave_one_out():
+    X, y = make_identity_embeddings(8, 6, 16, noise=3.0, random_state=0)
+    report = audit(X, y, methods=["reid"], suggest_rank=False)
+    entry = report.to_dict()["results"]["reid"]
+    k, n = _loo_1nn(np.asarray(X), np.asarray(y)), len(y)
+    assert 0 < k < n
+    assert entry["value"] == k / n
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert entry["ci"] == pytest.approx([ci.low, ci.high], abs=1e-12)
+    sizes = pd.Series(y).value_counts().to_numpy()
+    assert entry["chance"] == pytest.approx(
+        (sizes * (sizes - 1)).sum() / (n * (n - 1)), rel=1e-12
+    )
+    assert "point estimate" == entry["kind"]
+
+
+def _erased(n_ids=12, n_rows=10, d=24, seed=0):
+    """Identity-specific covariance with every identity's mean removed exactly.
+
+    Each identity's rows spread along its own direction (both signs), plus
+    small isotropic noise; subtracting each identity's sample mean (what an
+    eraser fitted on these identities does to the mean differences) leaves
+    equal class means, yet each row's nearest neighbour is of its identity.
+    """
+    rng = np.random.default_rng(seed)
+    axes = rng.standard_normal((n_ids, d))
+    y = np.repeat(np.arange(n_ids), n_rows)
+    X = rng.choice([-1.0, 1.0], size=(len(y), 1)) * rng.uniform(1, 2, (len(y), 1))
+    X = X * axes[y] + 0.05 * rng.standard_normal((len(y), d))
+    for i in range(n_ids):
+        X[y == i] -= X[y == i].mean(axis=0)
+    return X, y
+
+
+def test_erased_identities_are_separable_not_reassuring():
+    X, y = _erased()
+    means = np.stack([X[y == i].mean(axis=0) for i in range(12)])
+    assert np.abs(means).max() < 1e-12
+    rate, chance = _loo_1nn(X, y) / len(y), 9 / 119
+    assert rate >= 5 * chance
+    report = audit(
+        X,
+        y,
+        methods=["rocht", "mmdtv", "gaussmech", "permutation", "reid"],
+        suggest_rank=False,
+    )
+    level = report.verdict["level"]
+    assert LEVELS.index(level) <= LEVELS.index("separable")
+    assert not report.verdict["headline"].startswith("Little evidence")
+    assert report.to_dict()["verdict"]["level"] == level
+
+
+@pytest.mark.slow
+def test_in_sample_isp_on_yale_faces_is_separable_without_reid():
+    # The eraser fitted on the audited identities: mean-based methods see
+    # little, the out-of-fold classifiers anti-learn (AUC below 0.5), which
+    # the verdict reads as separation.
+    faces = load_yale_faces()
+    X, y = faces.data, faces.identity
+    Z = ISP(n_components=14).fit_transform(X, y)
+    report = audit(Z, y, methods=["gaussmech", "mmdtv", "rocht"], suggest_rank=False)
+    assert report.results["rocht"]["mean_auc"] < 0.5
+    assert report.verdict["level"] == "separable"
+    assert "inversely" in report.verdict["headline"]
+    with_reid = audit(Z, y, methods=["rocht", "reid"], suggest_rank=False)
+    assert with_reid.verdict["level"] == "separable"
+    assert _loo_1nn(Z, y) / len(y) >= 5 * with_reid.results["reid"]["chance"]
+
+
+def test_noise_gives_little_evidence_and_tiny_samples_are_inconclusive():
+    rng = np.random.default_rng(1)
+    y = np.repeat(np.arange(10), 20)
+    report = audit(
+        rng.standard_normal((200, 8)),
+        y,
+        methods=["rocht", "permutation", "reid"],
+        suggest_rank=False,
+    )
+    entry = report.results["reid"]
+    assert entry["ci"][1] < 5 * entry["chance"]
+    assert report.verdict["level"] == "little evidence"
+    assert report.verdict["headline"].startswith("Little evidence")
+    # Two people with two images each: chance is 1/3, so no rate is five
+    # times chance and none can be ruled out.
+    tiny = audit(
+        rng.standard_normal((4, 8)),
+        np.repeat([0, 1], 2),
+        methods=["rocht", "reid"],
+        suggest_rank=False,
+    )
+    assert tiny.verdict["level"] == "inconclusive"
+    # Without the re-identification attack nothing can say "little evidence".
+    blind = audit(
+        rng.standard_normal((200, 8)), y, methods=["permutation"], suggest_rank=False
+    )
+    assert blind.verdict["level"] == "inconclusive"
+
+
+def test_auc_distinguished_is_the_two_sided_rank_sum_test():
+    rng = np.random.default_rng(2)
+    rows, expected = [], 0
+    for shift in np.linspace(-2, 2, 21):
+        a, b = rng.standard_normal(9), rng.standard_normal(12) + shift
+        u = mannwhitneyu(b, a, method="asymptotic", use_continuity=True)
+        expected += u.pvalue < 0.05
+        rows.append({"auc": u.statistic / (9 * 12), "n_a": 9, "n_b": 12})
+    got = auc_distinguished(pd.DataFrame(rows))
+    assert got == expected and 0 < got < 21
+
+
+def test_leak_headline_states_the_joint_level_of_two_certificates():
+    X, y = make_identity_embeddings(3, 60, 8, noise=0.5, random_state=0)
+    both = audit(
+        X, y, methods=["rocht_certificate", "mmdtv_certificate"], suggest_rank=False
+    )
+    assert [e["skipped"] for e in both.results.values()] == [False, False]
+    assert both.verdict["level"] == "leak"
+    # Each at 95%: the larger of the two holds at 1 - 2 * 0.05 = 90%.
+    assert both.verdict["headline"].endswith(
+        "at 90% jointly (the larger of 2 certificates, each at 95%)."
+    )
+    one = audit(X, y, methods=["rocht_certificate"], suggest_rank=False)
+    assert one.verdict["headline"].endswith(" at 95%.")
