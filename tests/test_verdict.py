@@ -147,3 +147,34 @@ def test_leak_headline_states_the_joint_level_of_two_certificates():
     )
     one = audit(X, y, methods=["rocht_certificate"], suggest_rank=False)
     assert one.verdict["headline"].endswith(" at 95%.")
+
+
+def test_duplicates_of_yale_faces_are_reported():
+    faces = load_yale_faces()
+    frame = pd.DataFrame(faces.data)
+    copies = frame.duplicated(keep=False).to_numpy()
+    by_row = frame[copies].apply(lambda r: r.to_numpy().tobytes(), axis=1)
+    expected = sorted(
+        sorted(np.flatnonzero(copies)[by_row.to_numpy() == key].tolist())
+        for key in pd.unique(by_row.to_numpy())
+    )
+    cross = sum(len(set(faces.identity[rows])) > 1 for rows in expected)
+    report = audit(faces.data, faces.identity, methods=["reid"], suggest_rank=False)
+    dup = report.to_dict()["duplicates"]
+    assert (dup["n_rows"], dup["n_groups"]) == (int(copies.sum()), len(expected))
+    assert (dup["n_groups"], dup["n_cross_identity_groups"]) == (9, cross)
+    assert sorted(g["rows"] for g in dup["groups"]) == expected
+    html = report.to_html()
+    assert "9 groups of duplicate rows (18 rows" in html
+    for rows in expected:
+        assert ", ".join(map(str, rows)) in html
+
+
+def test_reid_is_skipped_when_every_image_is_a_copy():
+    rng = np.random.default_rng(0)
+    X, y = np.repeat(rng.standard_normal((5, 8)), 2, axis=0), np.repeat(range(5), 2)
+    report = audit(X, y, methods=["rocht", "reid"], suggest_rank=False)
+    assert report.results["reid"]["skipped"]
+    assert "copies of one image" in report.results["reid"]["reason"]
+    assert report.duplicates["n_groups"] == 5
+    assert report.verdict["level"] == "inconclusive"

@@ -35,6 +35,7 @@ __all__ = [
     "describe_permutation",
     "why_no_mmd_certificate",
     "why_no_permutation_rejection",
+    "why_no_reidentification",
     "why_no_rocht_certificate",
     "why_no_split_half_control",
 ]
@@ -255,4 +256,22 @@ def why_no_split_half_control(counts):
     return (
         "a split-half control needs an identity with at least 4 rows (two halves "
         f"of 2); the largest identity here has {int(np.max(counts))}"
+    )
+
+
+def why_no_reidentification(y, groups):
+    """Return why no row can be a re-identification query (None: one can).
+
+    ``groups`` is :func:`~skprivacy.utils.duplicate_groups`' labelling of the
+    rows (-1: no copy); a duplicate group counts as one row of its identity.
+    """
+    codes = np.unique(np.asarray(y), return_inverse=True)[1]
+    groups = np.asarray(groups)
+    key = np.where(groups >= 0, groups, -1 - np.arange(groups.size))
+    distinct = np.unique(np.stack([codes, key], axis=1), axis=0)[:, 0]
+    if np.bincount(distinct).max() >= 2:
+        return None
+    return (
+        "every identity's rows are copies of one image (duplicates are hidden "
+        "from the search), so no image has another of its identity to find"
     )

@@ -26,6 +26,7 @@ from skprivacy.report._registry import (
 from skprivacy.report._verdict import next_steps, verdict
 from skprivacy.sanitize._rank import suggest_isp_rank
 from skprivacy.utils import (
+    DUPLICATE_TOL,
     Progress,
     RunProvenance,
     array_fingerprint,
@@ -85,6 +86,11 @@ class AuditReport(SavedReport):
         ``{name: (caption, base64 PNG)}`` drawn from the fitted estimators.
     fitted : dict, default=None
         The fitted estimators by method name (not saved).
+    duplicates : dict, default=None
+        Exact and near-duplicate rows of the audited data: ``n_rows``,
+        ``n_groups``, ``n_cross_identity_groups`` (groups spanning several
+        identities), ``tolerance`` and ``groups`` (the first 100, each with
+        its ``rows``, positions in the audited arrays, and ``identities``).
 
     Attributes
     ----------
@@ -122,6 +128,7 @@ class AuditReport(SavedReport):
         next_steps,
         figures=None,
         fitted=None,
+        duplicates=None,
     ):
         self.results = results
         self.pairs = pairs
@@ -131,6 +138,7 @@ class AuditReport(SavedReport):
         self.next_steps = next_steps
         self.figures = {} if figures is None else figures
         self.fitted = {} if fitted is None else fitted
+        self.duplicates = duplicates
         self._html = None
 
     def __repr__(self):
@@ -155,6 +163,7 @@ class AuditReport(SavedReport):
         infinite = []
         body = {
             "results": self.results,
+            "duplicates": self.duplicates,
             "verdict": self.verdict,
             "next_steps": self.next_steps,
         }
@@ -220,6 +229,7 @@ class AuditReport(SavedReport):
             verdict=summary["verdict"],
             next_steps=summary["next_steps"],
             figures=figures,
+            duplicates=summary.get("duplicates"),
         )
         report._html = html
         return report
@@ -276,6 +286,22 @@ def _clean(X, y):
             f"{data.X.shape[0]} after)"
         )
     return data, n_rows, n_ids, _texts(record)
+
+
+def _duplicates(ctx, listed=100):
+    """Exact and near-duplicate rows of the cleaned data, by group."""
+    (groups, counts), rows = ctx.duplicates, np.flatnonzero(ctx.data.kept)
+    return {
+        **counts,
+        "tolerance": DUPLICATE_TOL,
+        "groups": [
+            {
+                "rows": rows[groups == g].tolist(),
+                "identities": pd.unique(ctx.y[groups == g]).tolist(),
+            }
+            for g in range(min(counts["n_groups"], listed))
+        ],
+    }
 
 
 def _texts(record):
@@ -564,6 +590,7 @@ def audit(
         next_steps=next_steps(results, ctx, name, suggestion, info.get("path")),
         figures=figs,
         fitted=ctx.fitted,
+        duplicates=_duplicates(ctx),
     )
 
 

@@ -44,6 +44,7 @@ from skprivacy.auditors._readings import (
     describe_permutation,
     why_no_mmd_certificate,
     why_no_permutation_rejection,
+    why_no_reidentification,
     why_no_rocht_certificate,
     why_no_split_half_control,
 )
@@ -54,7 +55,7 @@ from skprivacy.plotting import (
     ResidualQQDisplay,
 )
 from skprivacy.report._names import METHOD_NAMES, PROTOCOL_HELP, SHARED_SETTINGS
-from skprivacy.utils import check_generator
+from skprivacy.utils import check_generator, duplicate_groups
 
 __all__ = ["METHODS", "PROTOCOLS", "AuditContext", "Method", "available_methods"]
 
@@ -76,6 +77,7 @@ class AuditContext:
         self.X, self.y = self.data.X, np.asarray(self.data.y)
         self.counts = self.data.counts
         self.n_pairs_total = self.data.n_identities * (self.data.n_identities - 1) // 2
+        self.duplicates = duplicate_groups(self.X, self.y)  # (groups, counts)
 
     def n_pairs(self, key):
         """Pairs a protocol setting (``None`` = every pair) gives on these data."""
@@ -392,6 +394,7 @@ _DECLARED = (
                 "",
             )
         },
+        skip=lambda ctx: why_no_reidentification(ctx.y, ctx.duplicates[0]),
     ),
     Method(
         "rocht_certificate",
