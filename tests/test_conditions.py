@@ -64,6 +64,7 @@ def test_table_i_equals_per_condition_audits_on_the_prefix(report, conditions):
     # In the registry's order (skprivacy.report.METHOD_NAMES).
     columns = {
         "ROC-HT": "rocht_epsilon",
+        "ROC-HT interior": "rocht_epsilon_interior",  # its finite companion
         "MMD-TV": "mmdtv_epsilon",
         "GaussMech": "gaussmech_epsilon",
         "KDE-LR alpha=0": "kdelr_a0_epsilon",

@@ -178,3 +178,25 @@ def test_reid_is_skipped_when_every_image_is_a_copy():
     assert "copies of one image" in report.results["reid"]["reason"]
     assert report.duplicates["n_groups"] == 5
     assert report.verdict["level"] == "inconclusive"
+
+
+def test_infinite_rocht_epsilon_is_read_with_its_interior_companion():
+    # Pure noise, few rows: most pairs reach FPR 0 or TPR 1 somewhere.
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((60, 8)), np.repeat(np.arange(10), 6)
+    report = audit(X, y, methods=["rocht"], suggest_rank=False)
+    entry, pairs = report.results["rocht"], report.pairs
+    inf = np.isinf(pairs["rocht_epsilon"].to_numpy())
+    assert inf.sum() > len(pairs) / 2 and np.isinf(entry["value"])
+    assert entry["n_infinite"] == inf.sum()
+    # Every infinite pair has its endpoint, and only those.
+    cause = pairs["rocht_infinite_fpr0"] | pairs["rocht_infinite_tpr1"]
+    assert (cause.to_numpy(bool) == inf).all()
+    assert entry["epsilon_interior_median"] == np.median(
+        pairs["rocht_epsilon_interior"].to_numpy()
+    )
+    finding = [line["text"] for line in report.verdict["lines"]][0]
+    assert f"epsilon infinite for {inf.sum()} pairs" in finding
+    assert "not proven infinite" in finding and "interior median" in finding
+    assert "exact ROC corner gives infinity" not in entry["does_not_say"]
+    assert "&infin;<br><small>interior median" in report.to_html()

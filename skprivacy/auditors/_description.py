@@ -59,6 +59,9 @@ class AuditDescription:
         Column of ``pairs`` holding the per-pair ε.
     ceiling : str or None, default=None
         Column of ``pairs`` holding each pair's ceiling (certificates).
+    companion : str or None, default=None
+        Column of ``pairs`` holding a finite companion of ε, shown beside it
+        where ε may be infinite (ROC-HT's ``epsilon_interior``).
 
     Examples
     --------
@@ -83,6 +86,7 @@ class AuditDescription:
     pairs: object = None
     epsilon: str | None = None
     ceiling: str | None = None
+    companion: str | None = None
 
     def summary(self):
         """Return the summary entry: value, kind, statistic, extras, what it says."""
@@ -203,6 +207,7 @@ def _describe(est, *, title, statistic, says, does_not_say, finding, **options):
         pairs=pairs,
         epsilon=options.pop("epsilon", "epsilon"),
         ceiling=options.pop("ceiling", None),
+        companion=options.pop("companion", None),
     )
 
 
@@ -378,7 +383,8 @@ def describe_rocht(est):
     """Describe a fitted :class:`~skprivacy.auditors.ROCHTAuditor`."""
     eps = est.results_["epsilon"].to_numpy(dtype=float)
     n, corners, auc = len(eps), int(est.n_corners_), est.auc_mean_
-    far = auc_distinguished(est.results_)
+    far, n_inf = auc_distinguished(est.results_), int(est.n_infinite_)
+    interior = format_value(est.epsilon_interior_median_)
     return _describe(
         est,
         title="ROC-HT",
@@ -391,8 +397,12 @@ def describe_rocht(est):
             "out-of-fold ROC points, without a confidence correction."
         ),
         does_not_say=(
-            "A point estimate (maximised over thresholds after seeing the data); "
-            "an exact ROC corner gives infinity. See the reserved-test certificate."
+            "A point estimate (maximised over thresholds after seeing the data). "
+            "A pair's epsilon is infinite when its out-of-fold ROC reaches FPR 0 "
+            "at TPR > 0 or TPR 1 at FPR < 1, which a few held-out rows do often, "
+            "even on noise: the edge of what the sample can show, not infinite "
+            "leakage proven; the interior median leaves those points out. See "
+            "the reserved-test certificate."
         ),
         finding=(
             (
@@ -405,16 +415,40 @@ def describe_rocht(est):
             )
             + (f" ({corners} perfectly)" if corners else "")
             + f"; {far} of {n} pairs away from AUC 0.5 at level 0.05 (either side)"
+            + (
+                f"; epsilon infinite for {n_inf} pairs ({est.n_infinite_fpr0_} "
+                f"reach FPR 0, {est.n_infinite_tpr1_} TPR 1: the edge of what "
+                f"the held-out rows can show, not proven infinite), interior "
+                f"median {interior}"
+                if n_inf
+                else ""
+            )
         ),
-        columns=("epsilon", "auc", "tv", "corner", "fpr", "tpr", "threshold"),
+        columns=(
+            "epsilon",
+            "epsilon_interior",
+            "auc",
+            "tv",
+            "corner",
+            "infinite_fpr0",
+            "infinite_tpr1",
+            "fpr",
+            "tpr",
+            "threshold",
+        ),
         extras={
             "classifier": classifier_name(est),
             "max": float(est.epsilon_max_),
+            "epsilon_interior_median": float(est.epsilon_interior_median_),
             "mean_auc": float(auc),
             "n_auc_distinguished": far,
-            "n_infinite": int(np.isinf(eps).sum()),
+            "separates": 2 * far >= n,
+            "n_infinite": n_inf,
+            "n_infinite_fpr0": int(est.n_infinite_fpr0_),
+            "n_infinite_tpr1": int(est.n_infinite_tpr1_),
             "n_corner": corners,
         },
+        companion="epsilon_interior",
     )
 
 

@@ -33,6 +33,9 @@ from skprivacy.utils._sklearn import (
 
 __all__ = ["ReidentificationAuditor"]
 
+#: A rate at least this many times its chance level separates identities.
+SEPARATION_FACTOR = 5
+
 # Queries per task: the score block of one task is (gallery chunk x _QUERY_BLOCK).
 _QUERY_BLOCK = 256
 # Gallery rows per product, rounded to whole identities: a float32 score
@@ -802,7 +805,11 @@ class ReidentificationAuditor(BaseEstimator):
         """What the fitted audit reports (:class:`~skprivacy.auditors.AuditDescription`).
 
         The summary entry holds ``value`` (``rate_``), ``chance``, ``ci``,
-        ``p_value``, ``bootstrap_ci``, ``top_k``, ``top_k_rate``,
+        ``separates`` (the rate is at least :data:`SEPARATION_FACTOR` times
+        chance, or its interval lies above chance), ``rules_out_separation``
+        (that many times chance is a rate below 1 that the interval rules
+        out: the sample could have shown it), ``p_value``, ``bootstrap_ci``,
+        ``top_k``, ``top_k_rate``,
         ``top_k_chance``, ``top_k_ci``, ``n_queries``, ``queries_sampled``,
         ``n_duplicate_queries``, ``n_tied_queries`` and ``confidence``.
         """
@@ -846,6 +853,10 @@ class ReidentificationAuditor(BaseEstimator):
             entry={
                 "chance": float(self.chance_),
                 "ci": [float(lo), float(hi)],
+                "separates": bool(
+                    self.rate_ >= SEPARATION_FACTOR * self.chance_ or lo > self.chance_
+                ),
+                "rules_out_separation": bool(hi < SEPARATION_FACTOR * self.chance_ < 1),
                 "p_value": float(self.p_value_),
                 "bootstrap_ci": (
                     None

@@ -7,7 +7,6 @@ import sys
 import uuid
 import warnings
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ from sklearn.base import BaseEstimator
 
 from skprivacy.datasets import select_features
 from skprivacy.report._html import render_html
-from skprivacy.report._persist import SavedReport, dumps, read_json, strict
+from skprivacy.report._persist import SavedReport
 from skprivacy.report._plots import figures
 from skprivacy.report._registry import (
     METHODS,
@@ -34,6 +33,7 @@ from skprivacy.utils import (
     seed_from,
     validate_identity_data,
 )
+from skprivacy.utils._json import dumps, read_json, strict, strict_record
 
 __all__ = ["AuditReport", "NoAuditablePairsError", "audit", "run_audit"]
 
@@ -160,29 +160,23 @@ class AuditReport(SavedReport):
 
     def to_dict(self):
         """Return the content of ``summary.json`` (strict JSON; see ``summary_schema()``)."""
-        infinite = []
+        settings = self.provenance.get("protocol_settings", {})
+        head = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "protocol": self.provenance.get("protocol"),
+            "confidence": settings.get("confidence"),
+        }
         body = {
             "results": self.results,
             "duplicates": self.duplicates,
             "verdict": self.verdict,
             "next_steps": self.next_steps,
         }
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "run_id": self.run_id,
-            "protocol": self.provenance.get("protocol"),
-            "confidence": self.provenance.get("protocol_settings", {}).get(
-                "confidence"
-            ),
-            **strict(body, infinite),
-            "infinite": infinite,
-        }
+        return strict_record(head, body)
 
-    def to_html(self):
-        """Return the self-contained HTML report (inline CSS, base64 PNG plots)."""
-        if self._html is None:
-            self._html = render_html(self)
-        return self._html
+    def _renderer(self):
+        return render_html(self)
 
     def files(self):
         """Return the text of ``summary.json``, ``pairs.csv``, ``provenance.json``, ``report.html``."""
@@ -195,33 +189,15 @@ class AuditReport(SavedReport):
         }
 
     @classmethod
-    def load(cls, path):
-        """Read a report written by :meth:`save`.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The report directory.
-
-        Returns
-        -------
-        report : AuditReport
-            Equal to the saved one (``summary``, ``pairs``, ``provenance``,
-            ``run_id``, ``to_html()``); the fitted estimators are not saved.
-        """
-        path = Path(path)
+    def _read(cls, path):
         provenance = json.loads((path / "provenance.json").read_text("utf-8"))
-        return cls._from_saved(
-            read_json(path / "summary.json", SCHEMA_VERSION),
-            pd.read_csv(path / "pairs.csv"),
-            provenance,
-            html=(path / "report.html").read_text(encoding="utf-8"),
-        )
+        summary = read_json(path / "summary.json", SCHEMA_VERSION)
+        return cls._from_saved(summary, pd.read_csv(path / "pairs.csv"), provenance)
 
     @classmethod
-    def _from_saved(cls, summary, pairs, provenance, *, figures=None, html=None):
+    def _from_saved(cls, summary, pairs, provenance, *, figures=None):
         provenance = dict(provenance)
-        report = cls(
+        return cls(
             results=summary["results"],
             pairs=pairs,
             provenance=provenance,
@@ -231,8 +207,6 @@ class AuditReport(SavedReport):
             figures=figures,
             duplicates=summary.get("duplicates"),
         )
-        report._html = html
-        return report
 
 
 # -- the audit's inputs ------------------------------------------------------------------
@@ -344,11 +318,15 @@ def _run(ctx, selected, weights, sink, caught):
                 c: prefix + c for c in described.pairs if c not in ("id_a", "id_b")
             }
             frames.append(described.pairs.rename(columns=named))
+            for field, column in (
+                ("epsilon_column", described.epsilon),
+                ("ceiling_column", described.ceiling),
+                ("companion_column", described.companion),
+            ):
+                if column is not None:
+                    results[key][field] = named[column]
             if described.epsilon is not None:
-                results[key]["epsilon_column"] = named[described.epsilon]
                 results[key]["epsilon_label"] = described.title
-            if described.ceiling is not None:
-                results[key]["ceiling_column"] = named[described.ceiling]
         sink.finish()
     return results, findings, frames, timings
 

@@ -12,7 +12,6 @@ the per-condition ``pairs`` tables (no number is recomputed).
 
 import io
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,17 +19,18 @@ import pandas as pd
 from skprivacy.plotting import ConditionsEpsilonDisplay
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
-from skprivacy.report._persist import (
-    SavedReport,
-    dumps,
-    read_json,
-    restore_infinite,
-    strict,
-)
+from skprivacy.report._persist import SavedReport
 from skprivacy.report._plots import new_figure, png
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import table_i
 from skprivacy.utils import RunProvenance
+from skprivacy.utils._json import (
+    dumps,
+    read_json,
+    restore_infinite,
+    strict,
+    strict_record,
+)
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
@@ -86,13 +86,18 @@ def _check_arguments(conditions, table_pairs, input_info):
 
 
 def _prefix_pairs(report, table_pairs):
-    """Return the pairs ranked below ``table_pairs``: ids, per-pair ε by label."""
+    """Return the pairs ranked below ``table_pairs``: ids, per-pair ε by label.
+
+    A finite companion of ε (ROC-HT's interior ε) follows its ε as
+    ``"<label> interior"``, so Table I never compares a bare ∞ with ∞.
+    """
     prefix = report.pairs[report.pairs["pair_rank"] < table_pairs]
-    labels = {
-        e["epsilon_column"]: e["epsilon_label"]
-        for e in report.results.values()
-        if e.get("epsilon_column") in prefix
-    }
+    labels = {}
+    for e in report.results.values():
+        if e.get("epsilon_column") in prefix:
+            labels[e["epsilon_column"]] = e["epsilon_label"]
+            if e.get("companion_column") in prefix:
+                labels[e["companion_column"]] = f"{e['epsilon_label']} interior"
     return prefix[["id_a", "id_b", *labels]].rename(columns=labels)
 
 
@@ -207,34 +212,36 @@ class ConditionsReport(SavedReport):
                 out.setdefault(label, {})[name] = table[label].dropna().to_numpy(float)
         return out
 
-    def to_html(self):
-        """Return the self-contained HTML report (Table I, figure, each condition)."""
-        if self._html is None:
-            self._html = render_conditions_html(self)
-        return self._html
+    def _renderer(self):
+        return render_conditions_html(self)
 
     def to_dict(self):
         """Return the content of ``conditions.json`` (strict JSON)."""
-        infinite = []
-        return {
+        head = {
             "schema_version": CONDITIONS_SCHEMA_VERSION,
             "run_id": self.run_id,
             "table_pairs": self.provenance["table_pairs"],
             "table_i_columns": [str(c) for c in self.table_i.columns],
-            **strict({"provenance": self.provenance}, infinite),
-            "figures": {k: list(v) for k, v in self.figures.items()},
-            "conditions": [
-                {
-                    "name": name,
-                    "summary": r.to_dict(),
-                    "provenance": strict(r.provenance, []),
-                    "figures": {k: list(v) for k, v in r.figures.items()},
-                    "pairs_columns": [str(c) for c in r.pairs.columns],
-                }
-                for name, r in self.reports.items()
-            ],
-            "infinite": infinite,
         }
+        conditions = [
+            {
+                "name": name,
+                "summary": r.to_dict(),
+                "provenance": strict(r.provenance, []),
+                "figures": {k: list(v) for k, v in r.figures.items()},
+                "pairs_columns": [str(c) for c in r.pairs.columns],
+            }
+            for name, r in self.reports.items()
+        ]
+        figures = {k: list(v) for k, v in self.figures.items()}
+        return strict_record(
+            head,
+            {
+                "provenance": self.provenance,
+                "figures": figures,
+                "conditions": conditions,
+            },
+        )
 
     def files(self):
         """Return the text of ``conditions.json``, ``table_i.csv``, ``pairs.csv``, ``report.html``."""
@@ -253,21 +260,7 @@ class ConditionsReport(SavedReport):
         }
 
     @classmethod
-    def load(cls, path):
-        """Read a report written by :meth:`save`.
-
-        Parameters
-        ----------
-        path : str or path-like
-            The report directory.
-
-        Returns
-        -------
-        report : ConditionsReport
-            Equal to the saved one (``table_i``, ``reports`` with their
-            summaries, pairs, provenance and HTML, ``run_id``, ``to_html()``).
-        """
-        path = Path(path)
+    def _read(cls, path):
         data = read_json(path / "conditions.json", CONDITIONS_SCHEMA_VERSION)
         # Read as text, then re-read each condition's own columns: each condition
         # gets the dtypes its own pairs.csv would have (AuditReport.load).
@@ -283,15 +276,13 @@ class ConditionsReport(SavedReport):
             )
         table = pd.read_csv(path / "table_i.csv", index_col="condition")
         table.index = table.index.astype(str)
-        report = cls(
+        return cls(
             reports=reports,
             table_i=table,
             provenance=data["provenance"],
             run_id=data["run_id"],
             figures={k: tuple(v) for k, v in data["figures"].items()},
         )
-        report._html = (path / "report.html").read_text(encoding="utf-8")
-        return report
 
 
 def audit_conditions(

@@ -64,6 +64,9 @@ def _value(e):
     if e.get("skipped"):
         return "<span class='skip'>skipped</span>"
     text = number(e.get("value"))
+    if text == "&infin;" and "epsilon_interior_median" in e:
+        text += f"<br><small>interior median {number(e['epsilon_interior_median'])}"
+        text += "</small>"
     if e.get("kind") == "certificate":
         text += _ceiling(e.get("ceiling"), e.get("at_ceiling"))
     return text

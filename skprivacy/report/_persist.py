@@ -2,73 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Saving and reading reports, for both report classes: one implementation.
 
-Strict JSON (infinity written as null, its path listed in ``infinite``), a
-staged output directory swapped into place only when complete, and the
-Jupyter view of the HTML.
+Strict JSON (:mod:`skprivacy.utils._json`), a staged output directory
+swapped into place only when complete, and the Jupyter view of the HTML.
 """
 
-import json
-import math
 from pathlib import Path
-
-import numpy as np
 
 from skprivacy.report._html import html_body
 from skprivacy.utils._files import StagedDirectory, atomic_file
 
-__all__ = ["SavedReport", "dumps", "read_json", "strict"]
-
-
-def strict(value, infinite, path=""):
-    """Return a JSON-ready copy of ``value``; ``inf`` becomes null, its path recorded."""
-    if isinstance(value, dict):
-        return {
-            str(k): strict(v, infinite, f"{path}.{k}" if path else str(k))
-            for k, v in value.items()
-        }
-    if isinstance(value, list | tuple | np.ndarray):
-        return [strict(v, infinite, f"{path}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        if math.isinf(value):
-            infinite.append(path)
-            return None
-        return None if math.isnan(value) else value
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    return str(value)
-
-
-def dumps(obj):
-    """Return strict JSON text (no NaN or Infinity tokens)."""
-    return json.dumps(obj, indent=2, allow_nan=False) + "\n"
-
-
-def read_json(path, schema_version):
-    """Read a report's JSON file, check its layout version, restore infinities."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if data.get("schema_version") != schema_version:
-        raise ValueError(
-            f"{path} has schema_version {data.get('schema_version')!r}; this "
-            f"skprivacy reads {schema_version!r}."
-        )
-    return restore_infinite(data)
-
-
-def restore_infinite(obj):
-    """Put ``inf`` back at the paths listed in ``obj["infinite"]``."""
-    for path in obj["infinite"]:
-        keys = []
-        for part in path.split("."):
-            name, *items = part.replace("]", "").split("[")
-            keys.append(name)
-            keys.extend(int(i) for i in items)
-        target = obj
-        for key in keys[:-1]:
-            target = target[key]
-        target[keys[-1]] = math.inf
-    return obj
+__all__ = ["SavedReport"]
 
 
 class SavedReport:
@@ -79,6 +22,32 @@ class SavedReport:
 
     def files(self):  # pragma: no cover - each report class defines it
         raise NotImplementedError
+
+    def to_html(self):
+        """Return the self-contained HTML report (inline CSS, base64 PNG plots)."""
+        if self._html is None:
+            self._html = self._renderer()
+        return self._html
+
+    @classmethod
+    def load(cls, path):
+        """Read a report written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The report directory.
+
+        Returns
+        -------
+        report : object
+            Equal to the saved one (its tables, results, provenance,
+            ``run_id`` and ``to_html()``); fitted estimators are not saved.
+        """
+        path = Path(path)
+        report = cls._read(path)
+        report._html = (path / "report.html").read_text(encoding="utf-8")
+        return report
 
     def _repr_html_(self):
         """Return the report's body for Jupyter (the same markup as ``to_html``)."""

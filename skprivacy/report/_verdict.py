@@ -15,8 +15,6 @@ __all__ = ["FAMILIES", "LEVELS", "next_steps", "verdict"]
 
 #: Verdict levels (``verdict.level`` in ``summary.json``), strongest first.
 LEVELS = ("leak", "separable", "inconclusive", "little evidence")
-#: A re-identification rate at least this many times its chance separates.
-REID_FACTOR = 5
 
 #: The verdict's line families, in order, by result kind.
 FAMILIES = {
@@ -68,38 +66,10 @@ def _joint(results, confidence):
     return f"at {joint} jointly (the larger of {n} certificates, each at {conf})"
 
 
-def _separations(results, findings):
-    """Return the point estimates' evidence of separation, one sentence each.
-
-    A re-identification rate (an entry with ``chance`` and ``ci``) separates
-    when it is at least :data:`REID_FACTOR` times its chance or its interval
-    excludes chance; out-of-fold AUCs when at least half of the pairs differ
-    from 0.5 at level 0.05 (``n_auc_distinguished``), on either side: below
-    0.5 the classifiers predict the labels inversely, separation, not privacy.
-    """
-    out = []
-    for key, e in results.items():
-        if e["skipped"] or e.get("kind") != "point estimate":
-            continue
-        if "chance" in e and "ci" in e:
-            if e["value"] >= REID_FACTOR * e["chance"] or e["ci"][0] > e["chance"]:
-                out.append(findings[key])
-        elif 2 * e.get("n_auc_distinguished", 0) >= max(e.get("n_pairs", 0), 1):
-            out.append(findings[key])
-    return out
-
-
 def _resolved(results):
-    """Whether the sample could have shown a leak to the simplest attack.
-
-    A re-identification rate ran, and for every such rate
-    :data:`REID_FACTOR` times its chance is a possible rate (below 1) that
-    its interval rules out.
-    """
+    """Whether a rate ran and each rules out separation (``rules_out_separation``)."""
     rates = [e for e in _by_kind(results, "point estimate") if "chance" in e]
-    return bool(rates) and all(
-        e["ci"][1] < REID_FACTOR * e["chance"] < 1 for e in rates
-    )
+    return bool(rates) and all(e["rules_out_separation"] for e in rates)
 
 
 def verdict(results, findings, confidence):
@@ -107,9 +77,10 @@ def verdict(results, findings, confidence):
 
     ``level`` is one of :data:`LEVELS`: ``"leak"`` when a certificate is
     positive; else ``"separable"`` when at least half of the tested pairs are
-    distinguished or a point estimate separates (see :func:`_separations`);
-    else ``"little evidence"`` when the sample could have shown a leak (see
-    :func:`_resolved`); else ``"inconclusive"``.
+    distinguished or a point estimate ``separates`` (re-identification far
+    above chance, out-of-fold AUCs away from 0.5 on either side: see their
+    descriptions); else ``"little evidence"`` when a re-identification rate
+    ran and ``rules_out_separation``; else ``"inconclusive"``.
     """
     lines = [
         {"family": "skipped", "text": f"{e['title']} skipped: {e['reason']}"}
@@ -121,9 +92,12 @@ def verdict(results, findings, confidence):
     lines.sort(key=lambda line: _ORDER.index(line["family"]))
     share, separable = _separability(results)
     best = _best_certificate(results)
-    evidence = ([separable] if (share or 0) >= 0.5 else []) + _separations(
-        results, findings
-    )
+    evidence = [separable] if (share or 0) >= 0.5 else []
+    evidence += [
+        findings[k]
+        for k, e in results.items()
+        if e.get("separates") and e["kind"] == "point estimate" and not e["skipped"]
+    ]
     if best is not None:
         level = "leak"
         headline = "Identities leak: " + (f"{separable}; " if separable else "")
