@@ -88,9 +88,14 @@ class AuditDescription:
     ceiling: str | None = None
     companion: str | None = None
 
-    def summary(self):
-        """Return the summary entry: value, kind, statistic, extras, what it says."""
-        return {
+    def summary(self, prefix=None):
+        """Return the summary entry: value, kind, statistic, extras, what it says.
+
+        With a ``prefix`` (the per-pair columns' names in a joined table, see
+        :meth:`named_pairs`), also the columns holding ε (``epsilon_column``,
+        labelled ``epsilon_label``), its ceiling and its finite companion.
+        """
+        out = {
             "value": self.value,
             "kind": self.kind,
             "statistic": self.statistic,
@@ -98,6 +103,22 @@ class AuditDescription:
             "says": self.says,
             "does_not_say": self.does_not_say,
         }
+        if prefix is not None and self.pairs is not None:
+            for field, column in (
+                ("epsilon_column", self.epsilon),
+                ("ceiling_column", self.ceiling),
+                ("companion_column", self.companion),
+            ):
+                if column is not None:
+                    out[field] = prefix + column
+            if self.epsilon is not None:
+                out["epsilon_label"] = self.title
+        return out
+
+    def named_pairs(self, prefix):
+        """Return the per-pair columns with ``prefix`` on every name but the ids."""
+        keep = ("id_a", "id_b")
+        return self.pairs.rename(columns=lambda c: c if c in keep else prefix + c)
 
 
 def format_value(v):
@@ -785,3 +806,20 @@ def describe_witness(roc, mmd):
         },
         pairs=both[["id_a", "id_b", "witness_ratio"]],
     )
+
+
+def skipped_summary(kind, reason):
+    """Return the summary entry of a result that could not run here."""
+    entry = {
+        "skipped": True,
+        "reason": reason,
+        "value": None,
+        "kind": kind,
+        "statistic": "not computed",
+        "says": "",
+        "does_not_say": "",
+    }
+    if kind == "certificate":
+        # Skipped because its ceiling is 0: nothing is certifiable here.
+        entry.update(value=0.0, ceiling=0.0, at_ceiling=False)
+    return entry

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from skprivacy.auditors._description import skipped_summary
 from skprivacy.datasets import select_features
 from skprivacy.report._html import render_html
 from skprivacy.report._persist import SavedReport
@@ -25,10 +26,10 @@ from skprivacy.report._registry import (
 from skprivacy.report._verdict import next_steps, verdict
 from skprivacy.sanitize._rank import suggest_isp_rank
 from skprivacy.utils import (
-    DUPLICATE_TOL,
     Progress,
     RunProvenance,
     array_fingerprint,
+    describe_duplicates,
     identity_pairs,
     seed_from,
     validate_identity_data,
@@ -90,7 +91,8 @@ class AuditReport(SavedReport):
         Exact and near-duplicate rows of the audited data: ``n_rows``,
         ``n_groups``, ``n_cross_identity_groups`` (groups spanning several
         identities), ``tolerance`` and ``groups`` (the first 100, each with
-        its ``rows``, positions in the audited arrays, and ``identities``).
+        its ``rows``, positions in the audited arrays, and ``identities``)
+        and ``text``, a sentence naming them.
 
     Attributes
     ----------
@@ -262,22 +264,6 @@ def _clean(X, y):
     return data, n_rows, n_ids, _texts(record)
 
 
-def _duplicates(ctx, listed=100):
-    """Exact and near-duplicate rows of the cleaned data, by group."""
-    (groups, counts), rows = ctx.duplicates, np.flatnonzero(ctx.data.kept)
-    return {
-        **counts,
-        "tolerance": DUPLICATE_TOL,
-        "groups": [
-            {
-                "rows": rows[groups == g].tolist(),
-                "identities": pd.unique(ctx.y[groups == g]).tolist(),
-            }
-            for g in range(min(counts["n_groups"], listed))
-        ],
-    }
-
-
 def _texts(record):
     return [
         f"{w.category.__name__}: {w.message}"
@@ -295,7 +281,8 @@ def _run(ctx, selected, weights, sink, caught):
         method = METHODS[name]
         reason = method.reason_to_skip(ctx, selected)
         if reason is not None:
-            results[name] = _skipped_entry(method, reason)
+            entry = {"method": name, "title": method.title}
+            results[name] = {**entry, **skipped_summary(method.kind, reason)}
             continue
         sink.start(method.title, weights.get(name, 0.0))
         t0 = datetime.now(timezone.utc)
@@ -310,43 +297,12 @@ def _run(ctx, selected, weights, sink, caught):
         ctx.fitted[name] = {key: fitted for key, (fitted, _, _) in parts.items()}
         for key, (_, described, prefix) in parts.items():
             entry = {"method": name, "title": method.title, "skipped": False}
-            results[key] = {**entry, **described.summary()}
+            results[key] = {**entry, **described.summary(prefix)}
             findings[key] = described.finding
-            if described.pairs is None:
-                continue
-            named = {
-                c: prefix + c for c in described.pairs if c not in ("id_a", "id_b")
-            }
-            frames.append(described.pairs.rename(columns=named))
-            for field, column in (
-                ("epsilon_column", described.epsilon),
-                ("ceiling_column", described.ceiling),
-                ("companion_column", described.companion),
-            ):
-                if column is not None:
-                    results[key][field] = named[column]
-            if described.epsilon is not None:
-                results[key]["epsilon_label"] = described.title
+            if described.pairs is not None:
+                frames.append(described.named_pairs(prefix))
         sink.finish()
     return results, findings, frames, timings
-
-
-def _skipped_entry(method, reason):
-    entry = {
-        "method": method.name,
-        "title": method.title,
-        "skipped": True,
-        "reason": reason,
-        "value": None,
-        "kind": method.kind,
-        "statistic": "not computed",
-        "says": "",
-        "does_not_say": "",
-    }
-    if method.kind == "certificate":
-        # Skipped because its ceiling is 0: nothing is certifiable here.
-        entry.update(value=0.0, ceiling=0.0, at_ceiling=False)
-    return entry
 
 
 def _pairs(frames, rank):
@@ -568,7 +524,9 @@ def audit(
         next_steps=next_steps(results, ctx, name, suggestion, info.get("path")),
         figures=figs,
         fitted=ctx.fitted,
-        duplicates=_duplicates(ctx),
+        duplicates=describe_duplicates(
+            *ctx.duplicates, ctx.y, np.flatnonzero(data.kept)
+        ),
     )
 
 

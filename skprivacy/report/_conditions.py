@@ -13,7 +13,6 @@ the per-condition ``pairs`` tables (no number is recomputed).
 import io
 import uuid
 
-import numpy as np
 import pandas as pd
 
 from skprivacy.plotting import ConditionsEpsilonDisplay
@@ -23,7 +22,7 @@ from skprivacy.report._persist import SavedReport
 from skprivacy.report._plots import new_figure, png
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import table_i
-from skprivacy.utils import RunProvenance
+from skprivacy.utils import RunProvenance, check_conditions
 from skprivacy.utils._json import (
     dumps,
     read_json,
@@ -31,6 +30,7 @@ from skprivacy.utils._json import (
     strict,
     strict_record,
 )
+from skprivacy.utils._progress import SharedPlan
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
@@ -54,35 +54,6 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     if not raised and isinstance(protocol, str):
         return protocol, raised
     return settings, raised
-
-
-def _check_arguments(conditions, table_pairs, input_info):
-    if not isinstance(conditions, dict):
-        raise TypeError(
-            "conditions must be a dict {name: (X, ids)}; got "
-            f"{type(conditions).__name__}."
-        )
-    if not conditions:
-        raise ValueError("conditions is empty; give at least one {name: (X, ids)}.")
-    for name, value in conditions.items():
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(
-                f"condition names must be non-empty strings; got {name!r}."
-            )
-        if not isinstance(value, tuple | list) or len(value) != 2:
-            size = f" of length {len(value)}" if isinstance(value, tuple | list) else ""
-            raise TypeError(
-                f"conditions[{name!r}] must be a pair (X, ids); got "
-                f"{type(value).__name__}{size}."
-            )
-    integer = isinstance(table_pairs, int | np.integer) and not isinstance(
-        table_pairs, bool
-    )
-    if not integer or table_pairs < 1:
-        raise ValueError(f"table_pairs must be an integer >= 1; got {table_pairs!r}.")
-    unknown = set(input_info or {}) - set(conditions)
-    if unknown:
-        raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
 
 
 def _prefix_pairs(report, table_pairs):
@@ -371,7 +342,7 @@ def audit_conditions(
     >>> report.table_i["GaussMech median"].round(1).to_dict()
     {'noise=0.5': 35.4, 'noise=2.0': 11.2}
     """
-    _check_arguments(conditions, table_pairs, input_info)
+    check_conditions(conditions, table_pairs, input_info)
     table_pairs = int(table_pairs)
     selected = _select(methods, protocol if isinstance(protocol, str) else "quick")
     settings, raised = _prefix_settings(
@@ -382,7 +353,7 @@ def audit_conditions(
     run_id = uuid.uuid4().hex
     reports = {}
     if progress is not None:
-        progress = _SharedPlan(progress, len(conditions))
+        progress = SharedPlan(progress, len(conditions))
     for i, (name, (X, ids)) in enumerate(conditions.items()):
         if progress is not None:
             progress.message(f"condition {i + 1} of {len(conditions)}: {name}")
@@ -431,19 +402,6 @@ def audit_conditions(
     )
     report.figures = _figures(report)
     return report
-
-
-class _SharedPlan:
-    """Progress over every condition: the first audit's plan, times n, is the total."""
-
-    def __init__(self, sink, n_conditions):
-        self.sink, self.n_conditions, self.planned = sink, n_conditions, False
-        self.start, self.finish, self.message = sink.start, sink.finish, sink.message
-
-    def plan(self, total):
-        if not self.planned:
-            self.sink.plan(total * self.n_conditions)
-            self.planned = True
 
 
 def _figures(report):

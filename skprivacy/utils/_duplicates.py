@@ -24,7 +24,7 @@ from skprivacy.utils._validation import (
     encode_identities,
 )
 
-__all__ = ["duplicate_groups", "near_duplicates_of"]
+__all__ = ["describe_duplicates", "duplicate_groups", "near_duplicates_of"]
 
 # Rows per block of the band join, and the largest number of columns one
 # product covers: a block product holds at most _BLOCK * _COLUMNS float64
@@ -330,3 +330,60 @@ def near_duplicates_of(X_query, X_ref, *, tol=DUPLICATE_TOL):
     hit[order_q[ii]] = True
     mask[np.flatnonzero(kept_q)] = hit
     return mask
+
+
+def describe_duplicates(groups, counts, y, positions, *, listed=100):
+    """Return the duplicates record of a report: counts, groups and a sentence.
+
+    Parameters
+    ----------
+    groups, counts : ndarray, dict
+        The output of :func:`duplicate_groups` on the rows.
+    y : ndarray of shape (n_samples,)
+        Identity label of each row.
+    positions : ndarray of shape (n_samples,)
+        Position of each row in the caller's data (e.g. before cleaning).
+    listed : int, default=100
+        Groups listed (the first ones).
+
+    Returns
+    -------
+    record : dict
+        ``counts`` with ``tolerance``, ``groups`` (each with its ``rows``, as
+        positions, and ``identities``) and ``text``, one sentence naming them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skprivacy.utils import describe_duplicates, duplicate_groups
+    >>> X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array(["a", "b", "b"])
+    >>> record = describe_duplicates(*duplicate_groups(X, y), y, np.arange(3))
+    >>> record["n_groups"], record["n_cross_identity_groups"], record["groups"]
+    (1, 1, [{'rows': [0, 1], 'identities': ['a', 'b']}])
+    """
+    shown = [
+        {
+            "rows": positions[groups == g].tolist(),
+            "identities": list(dict.fromkeys(y[groups == g].tolist())),
+        }
+        for g in range(min(counts["n_groups"], listed))
+    ]
+    within = f"within cosine distance {DUPLICATE_TOL:g} after L2 normalisation"
+    if not counts["n_groups"]:
+        text = f"No duplicate rows ({within})."
+    else:
+        names = "; ".join(
+            f"{', '.join(map(str, g['rows']))} ({', '.join(map(str, g['identities']))})"
+            for g in shown
+        )
+        more = counts["n_groups"] - len(shown)
+        text = (
+            f"{counts['n_groups']} groups of duplicate rows ({counts['n_rows']} rows, "
+            f"exact copies or {within}), {counts['n_cross_identity_groups']} of "
+            "them across identities (the same image under two labels). They are "
+            "audited as they are; the re-identification attack hides a query's "
+            "copies from its search. Rows (positions in the audited data) and "
+            f"identities: {names}" + (f"; and {more} more groups." if more else ".")
+        )
+    return {**counts, "tolerance": DUPLICATE_TOL, "groups": shown, "text": text}

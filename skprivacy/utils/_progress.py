@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "SharedPlan"]
 
 
 def _clock(seconds):
@@ -240,3 +240,16 @@ class Progress:
                     stage_elapsed = time.monotonic() - self.stage_t0
                 if stage:
                     self._line(f"{stage} still running ({stage_elapsed:.0f} s)")
+
+
+class SharedPlan:
+    """Progress over ``n`` runs of one plan: the first run's plan, times n, is the total."""
+
+    def __init__(self, sink, n_runs):
+        self.sink, self.n_runs, self.planned = sink, n_runs, False
+        self.start, self.finish, self.message = sink.start, sink.finish, sink.message
+
+    def plan(self, total):
+        if not self.planned:
+            self.sink.plan(total * self.n_runs)
+            self.planned = True

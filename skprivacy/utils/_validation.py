@@ -26,6 +26,7 @@ __all__ = [
     "check_embeddings",
     "check_binary_labels",
     "check_class_labels",
+    "check_conditions",
     "check_identity_column",
     "check_identity_counts",
     "check_identity_labels",
@@ -1144,3 +1145,60 @@ def validate_identity_data(
         drop_report=drop_report,
         norms=norms,
     )
+
+
+def check_conditions(conditions, table_pairs, input_info=None):
+    """Check the conditions of a multi-condition audit and its Table I prefix.
+
+    Parameters
+    ----------
+    conditions : dict of str to (X, ids)
+        Non-empty; each name a non-empty string, each value a pair.
+    table_pairs : int
+        At least 1.
+    input_info : dict or None, default=None
+        Per-condition input descriptions: only names of ``conditions``.
+
+    Raises
+    ------
+    TypeError
+        If ``conditions`` is not a dict or a value is not a pair.
+    ValueError
+        For an empty ``conditions``, a bad name, ``table_pairs`` or
+        ``input_info`` key.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import check_conditions
+    >>> check_conditions({"a": ([[0.0]], [0])}, 100)
+    >>> check_conditions({"a": ([[0.0]], [0])}, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: table_pairs must be an integer >= 1; got 0.
+    """
+    if not isinstance(conditions, dict):
+        raise TypeError(
+            "conditions must be a dict {name: (X, ids)}; got "
+            f"{type(conditions).__name__}."
+        )
+    if not conditions:
+        raise ValueError("conditions is empty; give at least one {name: (X, ids)}.")
+    for name, value in conditions.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(
+                f"condition names must be non-empty strings; got {name!r}."
+            )
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            size = f" of length {len(value)}" if isinstance(value, tuple | list) else ""
+            raise TypeError(
+                f"conditions[{name!r}] must be a pair (X, ids); got "
+                f"{type(value).__name__}{size}."
+            )
+    integer = isinstance(table_pairs, int | np.integer) and not isinstance(
+        table_pairs, bool
+    )
+    if not integer or table_pairs < 1:
+        raise ValueError(f"table_pairs must be an integer >= 1; got {table_pairs!r}.")
+    unknown = set(input_info or {}) - set(conditions)
+    if unknown:
+        raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
