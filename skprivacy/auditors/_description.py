@@ -334,7 +334,7 @@ def describe_mmdtv(est):
                 "corrected for the number of pairs tested."
             ),
             finding=(
-                "MMD permutation test at level 0.05: " + _share_text(rejected, len(p))
+                "MMD permutation test at level 0.05: " + share_text(rejected, len(p))
             ),
             columns=("p_value",),
             epsilon=None,
@@ -366,12 +366,18 @@ def describe_mmdtv(est):
     )
 
 
-def _share_text(k, n):
+def share_text(k, n, powerless=0):
+    """Say how many of ``n`` tested pairs are distinguished (and how many cannot be)."""
+    caveat = (
+        f" ({powerless} of them too small to reach p < 0.05 whatever the data)"
+        if powerless and k < n
+        else ""
+    )
     if k == n:
         return f"every audited pair ({n}) is distinguished"
     if k == 0:
-        return f"no audited pair of {n} is distinguished"
-    return f"{k} of {n} audited pairs are distinguished"
+        return f"none of {n} audited pairs is distinguished{caveat}"
+    return f"{k} of {n} audited pairs are distinguished{caveat}"
 
 
 def classifier_name(est):

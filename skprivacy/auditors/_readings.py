@@ -27,7 +27,11 @@ from skprivacy.auditors._ceilings import (
     rocht_certificate_ceiling,
     rocht_rows_needed,
 )
-from skprivacy.auditors._description import ceiling_fields, certificate_finding
+from skprivacy.auditors._description import (
+    ceiling_fields,
+    certificate_finding,
+    share_text,
+)
 from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
 
 __all__ = [
@@ -145,7 +149,8 @@ def describe_permutation(est, identities, counts):
     description : AuditDescription
         ``est.description_`` whose entry adds ``n_pairs_without_power`` (pairs
         whose rows split too few ways to reach p < 0.05 whatever the data)
-        and whose finding says how many.
+        and ``distinguished`` (how many pairs are distinguished, in words, with that
+        count), which is also its finding.
 
     Examples
     --------
@@ -165,14 +170,16 @@ def describe_permutation(est, identities, counts):
         [size[a] for a in res["id_a"]], [size[b] for b in res["id_b"]]
     )
     powerless = int((np.atleast_1d(floors) >= 0.05).sum())
-    finding = described.finding
-    if powerless:
-        finding += (
-            f" ({powerless} pair(s) have too few rows to reach p < 0.05 whatever "
-            "the data)"
-        )
-    entry = {**described.entry, "n_pairs_without_power": powerless}
-    return replace(described, entry=entry, finding=finding)
+    n_rejected, n = described.entry["n_rejected"], len(res)
+    text = share_text(n_rejected, n, powerless)
+    entry = {
+        **described.entry,
+        "n_pairs_without_power": powerless,
+        "distinguished": text,
+    }
+    return replace(
+        described, entry=entry, finding=f"MMD permutation test at level 0.05: {text}"
+    )
 
 
 def why_no_rocht_certificate(counts, *, test_size, confidence, n_pairs):

@@ -1,6 +1,13 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Helpers shared by the Display objects (axes creation, grouped distributions)."""
+"""Helpers shared by the Display objects (axes creation, grouped distributions).
+
+Also bare figures for files: :func:`new_figure` (no pyplot, no GUI backend,
+no global figure registry) rendered by :func:`png` into base64 PNG.
+"""
+
+import base64
+import io
 
 import numpy as np
 
@@ -11,6 +18,8 @@ __all__ = [
     "draw_distributions",
     "get_axes",
     "get_axes_grid",
+    "new_figure",
+    "png",
     "set_roc_axes",
 ]
 
@@ -150,3 +159,19 @@ def draw_distributions(ax, data, labels, *, kind="box", colors=None, **kwargs):
     ax.set_yticks(positions, labels)
     ax.set_ylim(0.4, n + 0.6)
     return artists
+
+
+def new_figure(figsize):
+    """Return a bare matplotlib Figure (constrained layout)."""
+    # matplotlib is imported on the first figure only: reports loaded from
+    # disk and the command line's start-up do not need it.
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def png(fig):
+    """Return the figure as base64 PNG text."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96)
+    return base64.b64encode(buf.getvalue()).decode("ascii")

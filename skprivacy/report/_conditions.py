@@ -16,10 +16,10 @@ import uuid
 import pandas as pd
 
 from skprivacy.plotting import ConditionsEpsilonDisplay
+from skprivacy.plotting._base import new_figure, png
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import SavedReport
-from skprivacy.report._plots import new_figure, png
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import table_i
 from skprivacy.utils import RunProvenance, check_conditions

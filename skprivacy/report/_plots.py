@@ -6,29 +6,11 @@ Each figure is a bare matplotlib ``Figure`` (no pyplot, no GUI backend, no
 global figure registry) rendered by the Agg canvas into base64 PNG.
 """
 
-import base64
-import io
-
 from skprivacy.plotting import EpsilonDistributionDisplay
+from skprivacy.plotting._base import new_figure, png
 from skprivacy.report._registry import METHODS
 
-__all__ = ["epsilon_columns", "figures", "new_figure", "png"]
-
-
-def new_figure(figsize):
-    """Return a bare matplotlib Figure (constrained layout)."""
-    # matplotlib is imported on the first figure only: reports loaded from
-    # disk and the command line's start-up do not need it.
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=figsize, layout="constrained")
-
-
-def png(fig):
-    """Return the figure as base64 PNG text."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+__all__ = ["epsilon_columns", "figures"]
 
 
 def epsilon_columns(results, pairs):

@@ -34,21 +34,7 @@ def _by_kind(results, kind):
 def _separability(results):
     """Return (share distinguished, sentence) of the first hypothesis test, if any ran."""
     tests = _by_kind(results, "hypothesis test")
-    if not tests:
-        return None, None
-    e = tests[0]
-    n, k = e["n_pairs"], e.get("n_rejected", round(e["value"] * e["n_pairs"]))
-    powerless = e.get("n_pairs_without_power", 0)
-    if k == n:
-        return 1.0, f"every audited pair ({n}) is distinguished"
-    caveat = (
-        f" ({powerless} of them too small to reach p < 0.05 whatever the data)"
-        if powerless
-        else ""
-    )
-    if k == 0:
-        return 0.0, f"none of {n} audited pairs is distinguished{caveat}"
-    return k / n, f"{k} of {n} audited pairs are distinguished{caveat}"
+    return (tests[0]["value"], tests[0]["distinguished"]) if tests else (None, None)
 
 
 def _best_certificate(results):
