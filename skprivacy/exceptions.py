@@ -7,6 +7,7 @@ __all__ = [
     "ExcludedColumnsWarning",
     "ExcludedIdentitiesWarning",
     "FewDimensionsLeftWarning",
+    "NoAuditablePairsError",
     "OutputBusyError",
     "ProbeCountWarning",
     "StaleOutputWarning",
@@ -45,6 +46,10 @@ class FewDimensionsLeftWarning(UserWarning):
     anything but erasure. The default rank rule (``n_components="auto"``) never
     goes below half; explicit ranks and ``"full"`` may.
     """
+
+
+class NoAuditablePairsError(ValueError):
+    """Fewer than two identities with at least two usable rows remain."""
 
 
 class OutputBusyError(FileExistsError):

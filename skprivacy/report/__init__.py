@@ -12,7 +12,7 @@ _ORIGINS = {
     "OUTPUT_FILES": "skprivacy.report._audit",
     "SCHEMA_VERSION": "skprivacy.report._audit",
     "AuditReport": "skprivacy.report._audit",
-    "NoAuditablePairsError": "skprivacy.report._audit",
+    "NoAuditablePairsError": "skprivacy.exceptions",
     "audit": "skprivacy.report._audit",
     "run_audit": "skprivacy.report._audit",
     "ConditionsReport": "skprivacy.report._conditions",

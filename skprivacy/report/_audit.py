@@ -10,10 +10,10 @@ from datetime import datetime, timezone
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 
 from skprivacy.auditors._description import skipped_summary
 from skprivacy.datasets import select_features
+from skprivacy.exceptions import NoAuditablePairsError
 from skprivacy.report._html import render_html
 from skprivacy.report._persist import SavedReport
 from skprivacy.report._plots import figures
@@ -32,9 +32,9 @@ from skprivacy.utils import (
     describe_duplicates,
     identity_pairs,
     seed_from,
-    validate_identity_data,
 )
 from skprivacy.utils._json import dumps, read_json, strict, strict_record
+from skprivacy.utils._validation import validate_audit_data, warning_texts
 
 __all__ = ["AuditReport", "NoAuditablePairsError", "audit", "run_audit"]
 
@@ -47,14 +47,6 @@ _SUMMARY_COLUMNS = tuple(
     "method title kind value statistic n_pairs ceiling at_ceiling skipped reason "
     "says does_not_say".split()
 )
-
-
-class NoAuditablePairsError(ValueError):
-    """Fewer than two identities with at least two usable rows remain."""
-
-
-class _Input(BaseEstimator):
-    """Stand-in estimator so the shared input layer can validate the audit's data."""
 
 
 class AuditReport(SavedReport):
@@ -248,30 +240,6 @@ def _select(methods, protocol=None):
     return [m for m in METHODS if m in methods]
 
 
-def _clean(X, y):
-    """Run the shared input layer once: the cleaned rows every estimator gets."""
-    n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
-    n_ids = len(pd.unique(pd.Series(np.asarray(y, dtype=object).reshape(-1))))
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        data = validate_identity_data(_Input(), X, y, min_identities=0)
-    if data.n_identities < 2:
-        raise NoAuditablePairsError(
-            f"no auditable identity pairs: {data.n_identities} of {n_ids} identities "
-            f"have at least 2 usable rows ({n_rows} rows before cleaning, "
-            f"{data.X.shape[0]} after)"
-        )
-    return data, n_rows, n_ids, _texts(record)
-
-
-def _texts(record):
-    return [
-        f"{w.category.__name__}: {w.message}"
-        for w in record
-        if not issubclass(w.category, DeprecationWarning)
-    ]
-
-
 # -- running the methods -------------------------------------------------------------------
 def _run(ctx, selected, weights, sink, caught):
     """Fit every selected method; return results, findings, per-pair frames, timings."""
@@ -290,7 +258,7 @@ def _run(ctx, selected, weights, sink, caught):
             warnings.simplefilter("always")
             parts = method.fit(ctx)
         timings[name] = (datetime.now(timezone.utc) - t0).total_seconds()
-        for text in _texts(record):
+        for text in warning_texts(record):
             if text not in seen:
                 seen.add(text)
                 caught.append(f"{name}: {text}")
@@ -438,7 +406,7 @@ def audit(
         )
     for w in record:  # the caller sees them too
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    data, n_rows_in, n_ids_in, caught = _clean(X, ids)
+    data, n_rows_in, n_ids_in, caught = validate_audit_data(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
     ctx = AuditContext(data, settings, seed_from(random_state), n_jobs)

@@ -13,9 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import DataConversionWarning
 
-from skprivacy.exceptions import DroppedRowsWarning, ExcludedIdentitiesWarning
+from skprivacy.exceptions import (
+    DroppedRowsWarning,
+    ExcludedIdentitiesWarning,
+    NoAuditablePairsError,
+)
 from skprivacy.utils._constants import MIN_NORM
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._sklearn import validate_data
@@ -36,7 +41,9 @@ __all__ = [
     "encode_identities",
     "l2_normalize",
     "row_norms",
+    "validate_audit_data",
     "validate_identity_data",
+    "warning_texts",
 ]
 
 
@@ -1202,3 +1209,38 @@ def check_conditions(conditions, table_pairs, input_info=None):
     unknown = set(input_info or {}) - set(conditions)
     if unknown:
         raise ValueError(f"input_info names unknown conditions {sorted(unknown)}.")
+
+
+class _Input(BaseEstimator):
+    """Stand-in estimator so the input layer can validate an audit's data once."""
+
+
+def validate_audit_data(X, y):
+    """Validate an audit's data once: the cleaned rows every estimator gets.
+
+    Returns the :class:`IdentityData`, the rows and identities before
+    cleaning, and the warnings raised (:func:`warning_texts`); raises
+    :class:`~skprivacy.exceptions.NoAuditablePairsError` when fewer than two
+    identities keep two usable rows.
+    """
+    n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
+    n_ids = len(pd.unique(pd.Series(np.asarray(y, dtype=object).reshape(-1))))
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        data = validate_identity_data(_Input(), X, y, min_identities=0)
+    if data.n_identities < 2:
+        raise NoAuditablePairsError(
+            f"no auditable identity pairs: {data.n_identities} of {n_ids} identities "
+            f"have at least 2 usable rows ({n_rows} rows before cleaning, "
+            f"{data.X.shape[0]} after)"
+        )
+    return data, n_rows, n_ids, warning_texts(record)
+
+
+def warning_texts(record):
+    """Return recorded warnings as ``"Category: message"`` texts (not deprecations)."""
+    return [
+        f"{w.category.__name__}: {w.message}"
+        for w in record
+        if not issubclass(w.category, DeprecationWarning)
+    ]
