@@ -63,9 +63,11 @@ def _rocht_lift(est):
             confidence=est.confidence,
             n_comparisons=est.n_comparisons_,
         )
-        if np.max(ceiling) > max(1.1 * current, current + 1e-9):
-            return {"test_size": candidate, "ceiling": float(np.max(ceiling))}
-    return {"test_size": None, "ceiling": None}
+        top = float(np.max(ceiling))
+        if top > max(1.1 * current, current + 1e-9):
+            text = f"test_size {candidate:g} \u2192 ceiling {top:.4g}"
+            return {"test_size": candidate, "ceiling": top, "text": text}
+    return {"test_size": None, "ceiling": None, "text": "more rows per identity"}
 
 
 def _mmd_lift(est, ceiling):
@@ -83,7 +85,8 @@ def _mmd_lift(est, ceiling):
     cap = float(mmd_margin_ceiling(0.0, **tv))
     rows = max(mmd_rows_needed(min(2 * ceiling, 0.95 * cap), **family), 4)
     ceiling = float(mmd_certificate_ceiling(rows, rows, **family))
-    return {"rows_per_identity": rows, "ceiling": ceiling}
+    text = f"{rows} rows per identity \u2192 ceiling {ceiling:.4g}"
+    return {"rows_per_identity": rows, "ceiling": ceiling, "text": text}
 
 
 def describe_certificate(est):
@@ -98,7 +101,8 @@ def describe_certificate(est):
     -------
     description : AuditDescription
         ``est.description_`` whose entry adds ``ceiling``, ``at_ceiling``,
-        ``n_at_ceiling``, ``n_positive_certificates`` and ``lift``, and whose
+        ``n_at_ceiling``, ``n_positive_certificates`` and ``lift`` (what
+        would raise the ceiling, with its ``text``), and whose
         finding says them; an MMD-TV certificate's pairs add ``ceiling``.
 
     Examples
@@ -109,7 +113,7 @@ def describe_certificate(est):
     >>> X, ids = make_identity_embeddings(4, 40, 16, random_state=0)
     >>> cert = ROCHTCertifier(n_pairs=3).fit(X, ids)
     >>> sorted(describe_certificate(cert).entry["lift"])
-    ['ceiling', 'test_size']
+    ['ceiling', 'test_size', 'text']
     """
     described = est.description_
     entry, changes = dict(described.entry), {}

@@ -406,7 +406,7 @@ def audit(
         )
     for w in record:  # the caller sees them too
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    data, n_rows_in, n_ids_in, caught = validate_audit_data(X, ids)
+    data, cleaning, caught = validate_audit_data(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
     ctx = AuditContext(data, settings, seed_from(random_state), n_jobs)
@@ -419,7 +419,8 @@ def audit(
     # The rank suggestion and the figures: planned as one second each.
     progress.plan(sum(weights.values()) + float(suggest_rank) + 1.0)
     progress.message(
-        f"{data.X.shape[0]} of {n_rows_in} rows, {data.n_identities} of {n_ids_in} "
+        f"{data.X.shape[0]} of {cleaning['n_rows_before']} rows, "
+        f"{data.n_identities} of {cleaning['n_identities_before']} "
         f"identities and {data.X.shape[1]} dimensions after cleaning; protocol "
         f"{name}: {', '.join(selected)}"
     )
@@ -448,7 +449,6 @@ def audit(
     info["arrays"] = arrays
     info.setdefault("feature_columns", feature_columns)
     info.setdefault("excluded_columns", excluded)
-    drops = data.drop_report
     provenance = {
         "input": info,
         "feature_columns": list(info["feature_columns"]),
@@ -458,15 +458,7 @@ def audit(
         "protocol_settings": settings,
         "methods": selected,
         "skipped_methods": {k: e["reason"] for k, e in results.items() if e["skipped"]},
-        "n_rows_before": n_rows_in,
-        "n_rows_after": int(data.X.shape[0]),
-        "n_identities_before": n_ids_in,
-        "n_identities_after": data.n_identities,
-        "n_features": int(data.X.shape[1]),
-        "dropped_rows": {
-            k: drops.get(k, 0) for k in ("non_finite", "low_norm", "small_identity")
-        },
-        "excluded_identities": drops.get("excluded_identities", []),
+        **cleaning,
         "warnings": caught,
         "seed": random_state,
         "pair_ordering": (

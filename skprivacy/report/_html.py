@@ -96,19 +96,6 @@ def _summary_table(results):
     return _table(head.split("|"), rows)
 
 
-def _lift(e):
-    lift = e.get("lift") or {}
-    if e.get("skipped"):
-        return escape(e["reason"])
-    if lift.get("test_size"):
-        how = f"test_size {lift['test_size']:g}"
-    elif lift.get("rows_per_identity"):
-        how = f"{lift['rows_per_identity']} rows per identity"
-    else:
-        return "more rows per identity"
-    return f"{how} &rarr; ceiling {number(lift['ceiling'])}"
-
-
 def _certificates(results):
     certs = {k: e for k, e in results.items() if e.get("kind") == "certificate"}
     if not certs:
@@ -126,7 +113,7 @@ def _certificates(results):
                 num=True,
             ),
             _td(number(e.get("confidence")), num=True),
-            _td(_lift(e)),
+            _td(escape(e.get("reason") or (e.get("lift") or {}).get("text", ""))),
         ]
         for key, e in certs.items()
     ]

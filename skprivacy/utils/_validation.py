@@ -1218,10 +1218,11 @@ class _Input(BaseEstimator):
 def validate_audit_data(X, y):
     """Validate an audit's data once: the cleaned rows every estimator gets.
 
-    Returns the :class:`IdentityData`, the rows and identities before
-    cleaning, and the warnings raised (:func:`warning_texts`); raises
-    :class:`~skprivacy.exceptions.NoAuditablePairsError` when fewer than two
-    identities keep two usable rows.
+    Returns the :class:`IdentityData`, what cleaning did (rows and
+    identities before and after, ``n_features``, ``dropped_rows`` by reason,
+    ``excluded_identities``) and the warnings raised (:func:`warning_texts`).
+    A :class:`~skprivacy.exceptions.NoAuditablePairsError` says when fewer
+    than two identities keep two usable rows.
     """
     n_rows = int(np.asarray(y).shape[0]) if np.ndim(y) else 0
     n_ids = len(pd.unique(pd.Series(np.asarray(y, dtype=object).reshape(-1))))
@@ -1234,7 +1235,19 @@ def validate_audit_data(X, y):
             f"have at least 2 usable rows ({n_rows} rows before cleaning, "
             f"{data.X.shape[0]} after)"
         )
-    return data, n_rows, n_ids, warning_texts(record)
+    drops = data.drop_report
+    cleaning = {
+        "n_rows_before": n_rows,
+        "n_rows_after": int(data.X.shape[0]),
+        "n_identities_before": n_ids,
+        "n_identities_after": data.n_identities,
+        "n_features": int(data.X.shape[1]),
+        "dropped_rows": {
+            k: drops.get(k, 0) for k in ("non_finite", "low_norm", "small_identity")
+        },
+        "excluded_identities": drops.get("excluded_identities", []),
+    }
+    return data, cleaning, warning_texts(record)
 
 
 def warning_texts(record):
