@@ -195,5 +195,7 @@ def _run_conditions(args, options):
                 .to_string(float_format="{:.4g}".format)
                 .splitlines()
             ]
+        if len(report.comparison):
+            lines.append(f"Comparison: {report.comparison_sentence}")
         print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
     return 0
