@@ -11,6 +11,7 @@ import sys
 
 from skprivacy import __version__
 from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
+from skprivacy.cli._gates import add_gate_options
 from skprivacy.cli._sanitize import add_sanitize_parser, run_sanitize
 from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP
 from skprivacy.report._names import SHARED_SETTINGS
@@ -184,6 +185,7 @@ def _build_parser():
     audit.add_argument(
         "--quiet", action="store_true", help="no progress output and no summary"
     )
+    add_gate_options(audit)
 
     add_sanitize_parser(sub)
     return parser
@@ -200,7 +202,9 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success, 2 on a user error (reported as one line on stderr).
+        0 on success, 1 when the report was written but a release gate of
+        ``skprivacy audit`` failed (``--fail-on``, ``--max-certified-epsilon``),
+        2 on a user error (each reported as one line on stderr).
 
     Examples
     --------
