@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ``skprivacy`` command line (``skprivacy audit``, ``skprivacy sanitize``).
+"""The ``skprivacy`` command line (``skprivacy audit``, ``sanitize``, ``plan``).
 
 The parser is built from plain data (the method and protocol names), so
 ``skprivacy --help`` loads nothing heavy; a command imports what it runs.
@@ -12,6 +12,7 @@ import sys
 from skprivacy import __version__
 from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
 from skprivacy.cli._gates import add_gate_options
+from skprivacy.cli._plan import add_plan_parser
 from skprivacy.cli._sanitize import add_sanitize_parser, run_sanitize
 from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP
 from skprivacy.report._names import SHARED_SETTINGS
@@ -188,6 +189,7 @@ def _build_parser():
     add_gate_options(audit)
 
     add_sanitize_parser(sub)
+    add_plan_parser(sub, _positive_int, _open_unit)
     return parser
 
 
@@ -227,4 +229,8 @@ def _dispatch(argv):
         from skprivacy.cli._audit import run_audit
 
         return run_audit(args, argv)
+    if args.command == "plan":
+        from skprivacy.cli._plan import run_plan  # loads plan_audit when run
+
+        return run_plan(args)
     return run_sanitize(args, argv)
