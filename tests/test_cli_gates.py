@@ -163,5 +163,8 @@ def test_fail_on_gate_in_a_real_process(planted, tmp_path):
     ]
     gate = ["--fail-on", "separable"]
     proc, summary = _audit(planted["clean"], tmp_path / "clean", *gate)
-    assert summary["verdict"]["level"] == "little evidence"
+    # No pair distinguished, nothing certified; without a re-identification
+    # rate the sample cannot rule a leak out: below "separable" either way.
+    assert summary["verdict"]["level"] == "inconclusive"
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
