@@ -154,16 +154,9 @@ class ConditionsReport(SavedReport):
         Identifier shared by every output file of the run.
     figures : dict, default=None
         ``{name: (caption, base64 PNG)}`` of the cross-condition figures.
-    comparison : DataFrame, default=None
-        One row per (pair of conditions, method): ``condition_a``,
-        ``condition_b``, ``method``, ``difference`` (median ε in ``a`` minus in
-        ``b``), ``ci_low``, ``ci_high`` (simultaneous over the rows) and
-        ``resolved`` (the interval excludes 0), as
-        :func:`~skprivacy.stats.compare_conditions` gives them.
-    table_i_intervals : DataFrame, default=None
-        One row per (condition, method): ``condition``, ``method``,
-        ``median``, ``ci_low``, ``ci_high`` (identity-bootstrap interval of
-        each Table I median, cell by cell).
+    comparison, table_i_intervals : DataFrame, default=None
+        The tables of :class:`~skprivacy.stats.ConditionComparison` (the
+        differences between conditions; Table I's medians with intervals).
 
     Attributes
     ----------
@@ -521,12 +514,8 @@ def audit_conditions(
         "confidence": confidence,
         "n_resamples": result.n_resamples,
         "n_identities": result.n_identities,
-        "definition": (
-            "identity-bootstrap percentile intervals (identities resampled, paired "
-            "across conditions by identity label) of each Table I median, cell by "
-            "cell, and of each difference of medians between two conditions, "
-            "simultaneous over the comparison table (Bonferroni)"
-        ),
+        "definition": "identity bootstrap (paired by identity label); differences "
+        "simultaneous over the comparison table (Bonferroni)",
     }
     report.figures = _figures(report)
     return report
