@@ -436,6 +436,17 @@ def test_two_encoders_of_the_bundled_faces_are_ordered():
     assert len(cmp) == 4
     assert (cmp["resolved"] & (cmp["ci_low"] > 0)).all()  # ResNet leaks more
     assert result.sentence().startswith("dlib_resnet128 leaks more than hog_pca128")
+
+    # The report carries the same comparison, orders the encoders and says so.
+    def by_method(frame):
+        return frame.sort_values(list(frame.columns[:3])).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(by_method(report.comparison), by_method(cmp))
+    ours, theirs = report.table_i_intervals, result.table_i_intervals
+    pd.testing.assert_frame_equal(by_method(ours), by_method(theirs))
+    sentence = "dlib_resnet128 leaks more than hog_pca128 on 4 of 4 methods"
+    assert report.comparison_sentence.startswith(sentence)
+    assert f"<strong>{sentence} (95 % simultaneous).</strong>" in report.to_html()
     # Every Table I interval brackets its median, which equals Table I's.
     ti = result.table_i_intervals
     assert ((ti["ci_low"] <= ti["median"]) & (ti["median"] <= ti["ci_high"])).all()

@@ -166,6 +166,9 @@ def test_save_load_round_trip(report, tmp_path):
     assert loaded.run_id == report.run_id
     pd.testing.assert_frame_equal(loaded.table_i, report.table_i)
     pd.testing.assert_frame_equal(loaded.summary, report.summary)
+    pd.testing.assert_frame_equal(loaded.comparison, report.comparison)
+    pd.testing.assert_frame_equal(loaded.table_i_intervals, report.table_i_intervals)
+    assert loaded.comparison_sentence == report.comparison_sentence
     assert loaded.to_html() == report.to_html()
     assert loaded.provenance == json.loads(json.dumps(report.provenance))
     for name, sub in report.reports.items():
@@ -185,6 +188,44 @@ def test_save_load_round_trip(report, tmp_path):
     with pytest.raises(FileExistsError):
         report.save(tmp_path / "out")
     report.save(tmp_path / "out", force=True)
+
+
+def test_comparison_is_compare_conditions_on_the_prefix(report):
+    """The report's comparison is the stats function on Table I's pairs."""
+    from skprivacy.stats import compare_conditions, comparison_sentence
+
+    pairs = report.prefix_pairs()
+    n_methods = 5  # ROC-HT, MMD-TV, GaussMech, KDE-LR at two alphas
+    assert all(t.shape[1] == 2 + n_methods for t in pairs.values())
+    # 5 rows at 95 %: 2000 replicates leave 10 beyond each simultaneous tail.
+    direct = compare_conditions(pairs, n_resamples=2000, random_state=5)
+    pd.testing.assert_frame_equal(report.comparison, direct.comparison)
+    pd.testing.assert_frame_equal(report.table_i_intervals, direct.table_i_intervals)
+    assert list(report.comparison.columns) == [
+        "condition_a", "condition_b", "method", "difference", "ci_low", "ci_high",
+        "resolved",
+    ]  # fmt: skip
+    assert list(report.table_i_intervals.columns) == [
+        "condition", "method", "median", "ci_low", "ci_high",
+    ]  # fmt: skip
+    # Each interval's median is Table I's, read from the per-pair table by hand.
+    for row in report.table_i_intervals.itertuples():
+        values = pairs[row.condition][row.method].tolist()
+        assert row.median == _median(values)
+    sentence = comparison_sentence(direct.comparison)
+    assert report.comparison_sentence == sentence
+    assert sentence.startswith("clean leaks more than noisy")
+    assert f"<strong>{sentence}.</strong>" in report.to_html()
+
+
+def test_one_condition_has_intervals_and_no_comparison(conditions):
+    one = audit_conditions(
+        {"clean": conditions["clean"]}, methods=["gaussmech"], suggest_rank=False
+    )
+    assert one.comparison.empty and one.comparison_sentence == ""
+    assert one.table_i_intervals["method"].tolist() == ["GaussMech"]
+    html = one.to_html()
+    assert "<h2>Comparison</h2>" in html and "simultaneous over the table" not in html
 
 
 def test_html_is_self_contained_and_shows_table_i(report):
@@ -283,6 +324,8 @@ def test_cli_multi_file_table_i_equals_single_file_runs(csv_files, tmp_path, cap
     stdout = capsys.readouterr().out
     assert stdout.strip().splitlines()[-1] == f"report: {out / 'report.html'}"
     assert "Table I (medians on the first 100 pairs)" in stdout
+    saved = ConditionsReport.load(out)
+    assert f"Comparison: {saved.comparison_sentence}\n" in stdout
     assert {p.name for p in out.iterdir()} == {
         "conditions.json",
         "table_i.csv",

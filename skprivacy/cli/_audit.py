@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from skprivacy.cli._errors import UserError, audit_data_errors, user_errors
+from skprivacy.cli._gates import EXIT_GATE, gate_failure
 from skprivacy.datasets import read_embeddings
 from skprivacy.report import AuditReport, ConditionsReport, audit, audit_conditions
 from skprivacy.utils import Progress
@@ -152,7 +153,20 @@ def run_audit(args, argv):
             if step.get("command")
         ]
         print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
-    return 0
+    return _gate({None: _summary(report)}, args)
+
+
+def _summary(report):
+    return {"results": report.results, "verdict": report.verdict}
+
+
+def _gate(summaries, args):
+    """Return the exit status of the written report(s): 1 when a gate fails."""
+    failure = gate_failure(summaries, args)
+    if failure is None:
+        return 0
+    print(failure, file=sys.stderr)
+    return EXIT_GATE
 
 
 def _run_conditions(args, options):
@@ -195,5 +209,7 @@ def _run_conditions(args, options):
                 .to_string(float_format="{:.4g}".format)
                 .splitlines()
             ]
+        if len(report.comparison):
+            lines.append(f"Comparison: {report.comparison_sentence}")
         print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
-    return 0
+    return _gate({n: _summary(r) for n, r in report.reports.items()}, args)

@@ -1,6 +1,6 @@
 # Authors: The skprivacy developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ``skprivacy`` command line (``skprivacy audit``, ``skprivacy sanitize``).
+"""The ``skprivacy`` command line (``skprivacy audit``, ``sanitize``, ``plan``).
 
 The parser is built from plain data (the method and protocol names), so
 ``skprivacy --help`` loads nothing heavy; a command imports what it runs.
@@ -11,6 +11,8 @@ import sys
 
 from skprivacy import __version__
 from skprivacy.cli._errors import EXIT_USAGE, UserError, run_command
+from skprivacy.cli._gates import add_gate_options
+from skprivacy.cli._plan import add_plan_parser
 from skprivacy.cli._sanitize import add_sanitize_parser, run_sanitize
 from skprivacy.report import METHOD_NAMES, PROTOCOL_HELP
 from skprivacy.report._names import SHARED_SETTINGS
@@ -184,8 +186,10 @@ def _build_parser():
     audit.add_argument(
         "--quiet", action="store_true", help="no progress output and no summary"
     )
+    add_gate_options(audit)
 
     add_sanitize_parser(sub)
+    add_plan_parser(sub, _positive_int, _open_unit)
     return parser
 
 
@@ -200,7 +204,9 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success, 2 on a user error (reported as one line on stderr).
+        0 on success, 1 when the report was written but a release gate of
+        ``skprivacy audit`` failed (``--fail-on``, ``--max-certified-epsilon``),
+        2 on a user error (each reported as one line on stderr).
 
     Examples
     --------
@@ -223,4 +229,8 @@ def _dispatch(argv):
         from skprivacy.cli._audit import run_audit
 
         return run_audit(args, argv)
+    if args.command == "plan":
+        from skprivacy.cli._plan import run_plan  # loads plan_audit when run
+
+        return run_plan(args)
     return run_sanitize(args, argv)

@@ -7,10 +7,13 @@ the methods in its Table I by their medians on exactly the same first 100 pairs
 of each condition's seeded pair ordering. :func:`audit_conditions` runs
 :func:`~skprivacy.audit` on each condition with the same options, makes sure
 every per-pair ε method audits at least that prefix, and builds the table from
-the per-condition ``pairs`` tables (no number is recomputed).
+the per-condition ``pairs`` tables (no number is recomputed). The same tables
+give the identity-bootstrap intervals of Table I and of the differences between
+conditions (:func:`skprivacy.stats.compare_conditions`).
 """
 
 import io
+import math
 import uuid
 
 import pandas as pd
@@ -21,7 +24,7 @@ from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import SavedReport
 from skprivacy.report._registry import METHODS
-from skprivacy.stats import table_i
+from skprivacy.stats import compare_conditions, comparison_sentence, table_i
 from skprivacy.utils import RunProvenance, check_conditions
 from skprivacy.utils._json import (
     dumps,
@@ -36,6 +39,9 @@ __all__ = ["ConditionsReport", "audit_conditions"]
 
 #: Layout version of ``conditions.json``.
 CONDITIONS_SCHEMA_VERSION = "1"
+_COMPARISON = "condition_a condition_b method difference ci_low ci_high resolved"
+_COMPARISON = _COMPARISON.split()
+_INTERVALS = ["condition", "method", "median", "ci_low", "ci_high"]
 
 
 def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
@@ -87,6 +93,27 @@ def _table_i(reports, table_pairs):
     return counts.join(table_i(prefix))
 
 
+def _compare(report, confidence, seed):
+    """Return :func:`~skprivacy.stats.compare_conditions` on the Table I prefix.
+
+    Replicates: at least 10 beyond each simultaneous tail (2000 at fewest).
+    """
+    pairs = report.prefix_pairs()
+    n_rows = math.comb(len(pairs), 2) * max(t.shape[1] - 2 for t in pairs.values())
+    n_resamples = max(2000, math.ceil(20 * n_rows / (1 - confidence)))
+    return compare_conditions(
+        pairs, confidence=confidence, n_resamples=n_resamples, random_state=seed
+    )
+
+
+def _frame(records, columns):
+    """Return a saved comparison table (null back to NaN, ``resolved`` as bool)."""
+    frame = pd.DataFrame(records, columns=columns)
+    numbers = {"median", "difference", "ci_low", "ci_high"} & set(columns)
+    types = dict.fromkeys(numbers, float) | {"resolved": bool}
+    return frame.astype({c: t for c, t in types.items() if c in columns})
+
+
 class ConditionsReport(SavedReport):
     """Result of :func:`audit_conditions`: Table I, a cross-condition figure, one report each.
 
@@ -103,12 +130,18 @@ class ConditionsReport(SavedReport):
         Identifier shared by every output file of the run.
     figures : dict, default=None
         ``{name: (caption, base64 PNG)}`` of the cross-condition figures.
+    comparison, table_i_intervals : DataFrame, default=None
+        The tables of :class:`~skprivacy.stats.ConditionComparison` (the
+        differences between conditions; Table I's medians with intervals).
 
     Attributes
     ----------
     summary : DataFrame
         Every condition's :attr:`AuditReport.summary`, indexed by
         ``(condition, result)``.
+    comparison_sentence : str
+        Which condition leaks more on how many methods, or that no difference
+        is resolved (see :func:`~skprivacy.stats.comparison_sentence`).
 
     Examples
     --------
@@ -131,12 +164,26 @@ class ConditionsReport(SavedReport):
 
     FILES = ("conditions.json", "table_i.csv", "pairs.csv", "report.html")
 
-    def __init__(self, *, reports, table_i, provenance, run_id, figures=None):
+    def __init__(
+        self,
+        *,
+        reports,
+        table_i,
+        provenance,
+        run_id,
+        figures=None,
+        comparison=None,
+        table_i_intervals=None,
+    ):
         self.reports = reports
         self.table_i = table_i
         self.provenance = provenance
         self.run_id = run_id
         self.figures = {} if figures is None else figures
+        self.comparison = _frame([], _COMPARISON) if comparison is None else comparison
+        self.table_i_intervals = (
+            _frame([], _INTERVALS) if table_i_intervals is None else table_i_intervals
+        )
         self._html = None
 
     def __repr__(self):
@@ -146,6 +193,12 @@ class ConditionsReport(SavedReport):
         ]
         lines += [f"  {n}: {r.verdict['headline']}" for n, r in self.reports.items()]
         return "\n".join(lines)
+
+    @property
+    def comparison_sentence(self):
+        """Which condition leaks more, or that no difference is resolved."""
+        confidence = self.provenance.get("comparison", {}).get("confidence", 0.95)
+        return comparison_sentence(self.comparison, confidence=confidence)
 
     @property
     def summary(self):
@@ -209,6 +262,8 @@ class ConditionsReport(SavedReport):
             head,
             {
                 "provenance": self.provenance,
+                "comparison": self.comparison.to_dict("records"),
+                "table_i_intervals": self.table_i_intervals.to_dict("records"),
                 "figures": figures,
                 "conditions": conditions,
             },
@@ -253,6 +308,8 @@ class ConditionsReport(SavedReport):
             provenance=data["provenance"],
             run_id=data["run_id"],
             figures={k: tuple(v) for k, v in data["figures"].items()},
+            comparison=_frame(data.get("comparison", []), _COMPARISON),
+            table_i_intervals=_frame(data.get("table_i_intervals", []), _INTERVALS),
         )
 
 
@@ -311,7 +368,11 @@ def audit_conditions(
     report : ConditionsReport
         ``table_i`` (DataFrame, one row per condition: ``n_rows``,
         ``n_identities``, ``n_pairs``, then ``"<method> median"`` and
-        ``"<method> max"`` per per-pair ε method), ``reports`` (one
+        ``"<method> max"`` per per-pair ε method), ``table_i_intervals`` and
+        ``comparison`` (identity-bootstrap intervals of the medians and of
+        their differences between conditions, at the certificates'
+        confidence, by :func:`~skprivacy.stats.compare_conditions` on the
+        same pairs), ``comparison_sentence``, ``reports`` (one
         :class:`~skprivacy.AuditReport` per condition), a cross-condition
         figure and ``save`` / ``load`` / ``to_html``.
 
@@ -341,6 +402,8 @@ def audit_conditions(
     [28, 28]
     >>> report.table_i["GaussMech median"].round(1).to_dict()
     {'noise=0.5': 35.4, 'noise=2.0': 11.2}
+    >>> report.comparison_sentence
+    'noise=0.5 leaks more than noise=2.0 on 2 of 2 methods (95 % simultaneous)'
     """
     check_conditions(conditions, table_pairs, input_info)
     table_pairs = int(table_pairs)
@@ -400,6 +463,17 @@ def audit_conditions(
     report = ConditionsReport(
         reports=reports, table_i=table, provenance=provenance, run_id=run_id
     )
+    confidence = first["protocol_settings"]["confidence"]
+    result = _compare(report, confidence, first["seed"])
+    report.comparison = result.comparison
+    report.table_i_intervals = result.table_i_intervals
+    provenance["comparison"] = {
+        "confidence": confidence,
+        "n_resamples": result.n_resamples,
+        "n_identities": result.n_identities,
+        "definition": "identity bootstrap (paired by identity label); differences "
+        "simultaneous over the comparison table (Bonferroni)",
+    }
     report.figures = _figures(report)
     return report
 

@@ -349,12 +349,56 @@ def render_conditions_html(report):
             [escape(c) for c in ["condition", *table.columns]], rows, scroll=True
         ),
         figures=_figures(report.figures),
+        comparison=_comparison(report),
         sections="".join(
             f"<details id='{anchors[name]}'{' open' if i == 0 else ''}><summary>"
             f"<strong>{escape(name)}</strong>: {escape(sub.verdict['headline'])}"
             f"</summary>{_body(sub.to_html())}</details>"
             for i, (name, sub) in enumerate(report.reports.items())
         ),
+    )
+
+
+def _interval(low, high, value=""):
+    text = f"{number(float(value))} " if value != "" else ""
+    return _td(f"{text}[{number(float(low))}, {number(float(high))}]", num=True)
+
+
+def _comparison(report):
+    """Return the comparison section: its sentence, the differences, Table I's intervals."""
+    cmp, cells = report.comparison, report.table_i_intervals
+    if cells.empty:
+        return ""
+    level = f"{100 * report.provenance['comparison']['confidence']:g} %"
+    rows = [
+        [_td(escape(v)) for v in (r.condition_a, r.condition_b, r.method)]
+        + [_interval(r.ci_low, r.ci_high, r.difference)]
+        + [_td("yes" if r.resolved else "no, not at this sample size")]
+        for r in cmp.itertuples()
+    ]
+    text = (
+        f"<p><strong>{escape(report.comparison_sentence)}.</strong> Median ε of "
+        f"A minus B, with identity-bootstrap intervals (identities resampled, "
+        f"paired across conditions) {level} simultaneous over the table; an "
+        "interval containing 0 means no difference is resolved at this sample "
+        "size, not that the conditions leak equally.</p>"
+        + _table(["A", "B", "method", "difference [interval]", "resolved"], rows)
+        if len(cmp)
+        else ""
+    )
+    cells = cells.assign(
+        cell=[
+            _interval(*v[1:], v[0])
+            for v in cells[["median", "ci_low", "ci_high"]].values
+        ]
+    )
+    wide = cells.pivot(index="condition", columns="method", values="cell")
+    wide = wide.reindex(cells["condition"].unique()).fillna(_td(""))
+    rows = [[_td(escape(c)), *row] for c, row in wide.iterrows()]
+    return (
+        f"<h2>Comparison</h2>{text}<p>Table I medians with {level} "
+        "identity-bootstrap intervals, cell by cell.</p>"
+        + _table(["condition", *map(escape, wide.columns)], rows, scroll=True)
     )
 
 
