@@ -195,10 +195,12 @@ def test_comparison_is_compare_conditions_on_the_prefix(report):
     from skprivacy.stats import compare_conditions, comparison_sentence
 
     pairs = report.prefix_pairs()
-    n_methods = 5  # ROC-HT, MMD-TV, GaussMech, KDE-LR at two alphas
+    # ROC-HT, its interior companion, MMD-TV, GaussMech, KDE-LR at two alphas
+    n_methods = 6
     assert all(t.shape[1] == 2 + n_methods for t in pairs.values())
-    # 5 rows at 95 %: 2000 replicates leave 10 beyond each simultaneous tail.
-    direct = compare_conditions(pairs, n_resamples=2000, random_state=5)
+    # 6 rows at 95 %: 20 * 6 / 0.05 = 2400 replicates leave 10 beyond each
+    # simultaneous tail (2.5 % / 6 of 2400 = 10).
+    direct = compare_conditions(pairs, n_resamples=2400, random_state=5)
     pd.testing.assert_frame_equal(report.comparison, direct.comparison)
     pd.testing.assert_frame_equal(report.table_i_intervals, direct.table_i_intervals)
     assert list(report.comparison.columns) == [
