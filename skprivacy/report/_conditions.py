@@ -22,7 +22,7 @@ from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import SavedReport
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import table_i
-from skprivacy.utils import RunProvenance, check_conditions
+from skprivacy.utils import RunProvenance
 from skprivacy.utils._json import (
     dumps,
     read_json,
@@ -31,6 +31,7 @@ from skprivacy.utils._json import (
     strict_record,
 )
 from skprivacy.utils._progress import SharedPlan
+from skprivacy.utils._validation import check_conditions
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
