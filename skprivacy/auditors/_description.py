@@ -91,9 +91,19 @@ class AuditDescription:
     def summary(self, prefix=None):
         """Return the summary entry: value, kind, statistic, extras, what it says.
 
-        With a ``prefix`` (the per-pair columns' names in a joined table, see
-        :meth:`named_pairs`), also the columns holding ε (``epsilon_column``,
-        labelled ``epsilon_label``), its ceiling and its finite companion.
+        Parameters
+        ----------
+        prefix : str or None, default=None
+            With a prefix (that of the per-pair columns in a joined table, see
+            :meth:`named_pairs`), the entry also names the columns holding ε
+            (``epsilon_column``, labelled ``epsilon_label``), its ceiling
+            (``ceiling_column``) and its finite companion
+            (``companion_column``).
+
+        Returns
+        -------
+        entry : dict
+            The summary entry.
         """
         out = {
             "value": self.value,
@@ -116,7 +126,18 @@ class AuditDescription:
         return out
 
     def named_pairs(self, prefix):
-        """Return the per-pair columns with ``prefix`` on every name but the ids."""
+        """Return the per-pair columns with ``prefix`` on every name but the ids.
+
+        Parameters
+        ----------
+        prefix : str
+            Put before every column name except ``id_a`` and ``id_b``.
+
+        Returns
+        -------
+        pairs : pandas.DataFrame
+            A renamed copy of ``pairs``.
+        """
         keep = ("id_a", "id_b")
         return self.pairs.rename(columns=lambda c: c if c in keep else prefix + c)
 

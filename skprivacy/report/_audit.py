@@ -29,10 +29,10 @@ from skprivacy.utils import (
     Progress,
     RunProvenance,
     array_fingerprint,
-    describe_duplicates,
     identity_pairs,
     seed_from,
 )
+from skprivacy.utils._duplicates import describe_duplicates
 from skprivacy.utils._json import dumps, read_json, strict, strict_record
 from skprivacy.utils._validation import validate_audit_data, warning_texts
 

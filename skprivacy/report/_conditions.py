@@ -34,6 +34,7 @@ from skprivacy.utils._json import (
     strict_record,
 )
 from skprivacy.utils._progress import SharedPlan
+from skprivacy.utils._validation import check_conditions
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 

@@ -3,11 +3,7 @@
 """Shared utilities: input layer, duplicate rows, pair protocol, progress, provenance."""
 
 from skprivacy.utils._constants import DUPLICATE_TOL, MIN_NORM, MMD_TV_CEILING
-from skprivacy.utils._duplicates import (
-    describe_duplicates,
-    duplicate_groups,
-    near_duplicates_of,
-)
+from skprivacy.utils._duplicates import duplicate_groups, near_duplicates_of
 from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._pairs import (
     identity_pairs,
@@ -35,7 +31,6 @@ from skprivacy.utils._validation import (
     IdentityData,
     check_binary_labels,
     check_class_labels,
-    check_conditions,
     check_embeddings,
     check_identity_column,
     check_identity_counts,
@@ -61,7 +56,6 @@ __all__ = [
     "blas_threads",
     "check_binary_labels",
     "check_class_labels",
-    "check_conditions",
     "check_embeddings",
     "check_generator",
     "check_identity_column",
@@ -72,7 +66,6 @@ __all__ = [
     "check_metadata",
     "check_no_text_columns",
     "check_scores",
-    "describe_duplicates",
     "duplicate_groups",
     "encode_identities",
     "group_by_identity",

@@ -355,7 +355,8 @@ def describe_duplicates(groups, counts, y, positions, *, listed=100):
     Examples
     --------
     >>> import numpy as np
-    >>> from skprivacy.utils import describe_duplicates, duplicate_groups
+    >>> from skprivacy.utils import duplicate_groups
+    >>> from skprivacy.utils._duplicates import describe_duplicates
     >>> X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
     >>> y = np.array(["a", "b", "b"])
     >>> record = describe_duplicates(*duplicate_groups(X, y), y, np.arange(3))
