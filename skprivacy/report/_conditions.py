@@ -25,7 +25,7 @@ from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import SavedReport
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import compare_conditions, comparison_sentence, table_i
-from skprivacy.utils import RunProvenance, check_conditions
+from skprivacy.utils import RunProvenance
 from skprivacy.utils._json import (
     dumps,
     read_json,
