@@ -5,6 +5,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,12 +20,15 @@ from sklearn.preprocessing import StandardScaler
 
 from skprivacy import ROCHTAuditor
 from skprivacy.auditors import (
+    classifier_sensitivity,
     compare_roc_audits,
+    estimate_seconds,
     kov_epsilon,
     roc_operating_points,
     split_half_controls,
 )
 from skprivacy.datasets import load_yale_faces, make_identity_embeddings
+from skprivacy.utils import validate_identity_data
 
 
 # ------------------------------------------------------------- naive reference
@@ -319,6 +323,67 @@ def test_compare_roc_audits_refuses_different_folds():
     c = ROCHTAuditor(n_pairs=4, random_state=1).fit(X, ids)
     with pytest.raises(ValueError, match="not comparable"):
         compare_roc_audits(a, c)
+
+
+class _Sink:
+    """A progress sink of the four-method protocol that records its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def plan(self, total):
+        self.calls.append(("plan", total))
+
+    def start(self, stage, weight=1.0):
+        self.calls.append(("start", stage, weight))
+
+    def finish(self):
+        self.calls.append(("finish",))
+
+    def message(self, text):
+        self.calls.append(("message", text))
+
+
+def test_classifier_sensitivity_equals_two_audits_and_reports_blocks():
+    X, ids = make_identity_embeddings(8, 6, 8, noise=3.0, random_state=2)
+    forest = RandomForestClassifier(n_estimators=5, random_state=0)
+    sink = _Sink()
+    cmp = classifier_sensitivity(
+        X, ids, forest, n_pairs=23, random_state=4, progress=sink
+    )
+    # The comparison of the two audits fitted separately, to the bit.
+    lr = ROCHTAuditor(n_pairs=23, random_state=4).fit(X, ids)
+    rf = ROCHTAuditor(forest, n_pairs=23, random_state=4).fit(X, ids)
+    direct = compare_roc_audits(lr, rf)
+    pd.testing.assert_frame_equal(
+        cmp.results.reset_index(drop=True), direct.results.reset_index(drop=True)
+    )
+    assert cmp.mean_auc_b == direct.mean_auc_b
+    assert cmp.classifier is forest
+    # Logistic regression, then the forest in blocks of 10 pairs, each a stage
+    # started and finished, weighted by the audits' own cost models.
+    starts = [c for c in sink.calls if c[0] == "start"]
+    assert [c[1] for c in starts] == [
+        "logistic regression",
+        "RandomForestClassifier, pairs 1-10 of 23",
+        "RandomForestClassifier, pairs 11-20 of 23",
+        "RandomForestClassifier, pairs 21-23 of 23",
+    ]
+    assert [c[0] for c in sink.calls] == ["start", "finish"] * 4
+    data = validate_identity_data(rf, X, ids)
+    assert sum(c[2] for c in starts) == pytest.approx(
+        estimate_seconds(lr, data) + estimate_seconds(rf, data), rel=1e-12
+    )
+    assert starts[1][2] == pytest.approx(starts[2][2]) and starts[3][2] < starts[1][2]
+
+
+def test_classifier_sensitivity_refuses_bad_arguments():
+    X, ids = make_identity_embeddings(4, 6, 8, noise=3.0, random_state=2)
+    forest = RandomForestClassifier(n_estimators=2)
+    with pytest.raises(ValueError, match="n_pairs"):
+        classifier_sensitivity(X, ids, forest, n_pairs=0)
+    with pytest.raises(ValueError, match="classifier"):
+        classifier_sensitivity(X, ids, "forest")
 
 
 # ------------------------------------------------------------ split-half controls

@@ -443,6 +443,9 @@ def test_paper_protocol_runs_the_roc_checks_quick_does_not():
         assert name in paper and name not in quick
     assert PROTOCOLS["paper"]["rocht_control_identities"] == 100
     assert PROTOCOLS["paper"]["sensitivity_pairs"] == 50
+    # The exhaustive protocol runs paper 000's forest: 100 trees, 5 folds.
+    assert PROTOCOLS["exhaustive"]["sensitivity_trees"] == 100
+    assert PROTOCOLS["exhaustive"]["sensitivity_folds"] == 5
 
 
 @pytest.fixture(scope="module")
@@ -455,6 +458,8 @@ def roc_checks():
             "rocht_pairs": 3,
             "rocht_control_identities": 4,
             "sensitivity_pairs": 3,
+            "sensitivity_trees": 20,
+            "sensitivity_folds": 3,
         },
         methods=["rocht", "rocht_controls", "classifier_sensitivity"],
         random_state=7,
@@ -490,17 +495,24 @@ def test_classifier_sensitivity_equals_two_roc_audits(roc_checks):
 
     X, ids, report = roc_checks
     entry = report.results["classifier_sensitivity"]
-    lr = ROCHTAuditor(n_pairs=3, random_state=7).fit(X, ids)
+    lr = ROCHTAuditor(n_pairs=3, cv=3, random_state=7).fit(X, ids)
     rf = ROCHTAuditor(
-        RandomForestClassifier(n_estimators=100, random_state=7),
+        RandomForestClassifier(n_estimators=20, random_state=7),
         n_pairs=3,
+        cv=3,
         random_state=7,
     ).fit(X, ids)
     assert entry["mean_auc_logistic"] == pytest.approx(lr.auc_mean_, rel=1e-12)
     assert entry["mean_auc_forest"] == pytest.approx(rf.auc_mean_, rel=1e-12)
     assert entry["value"] == pytest.approx(lr.auc_mean_ - rf.auc_mean_, rel=1e-12)
-    pairs = report.pairs.set_index(["id_a", "id_b"])
-    diff = pairs["rocht_auc"] - pairs["forest_auc"]
+    assert entry["n_trees"] == 20 and "20-tree" in entry["statistic"]
+    assert entry["n_folds"] == 3 and "same 3 folds" in entry["statistic"]
+    # Per pair: logistic regression under the check's 3 folds minus the forest.
+    pairs = report.pairs.set_index(["id_a", "id_b"]).loc[
+        list(zip(lr.results_["id_a"], lr.results_["id_b"]))
+    ]
+    assert np.allclose(pairs["forest_auc"], rf.results_["auc"].to_numpy())
+    diff = lr.results_["auc"].to_numpy() - rf.results_["auc"].to_numpy()
     assert np.allclose(pairs["auc_lr_minus_forest"], diff)
 
 

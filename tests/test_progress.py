@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from skprivacy import audit
 from skprivacy.auditors import mmd_bandwidth_sweep
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.sanitize import OpenSetVerificationAuditor, privacy_utility_tradeoff
@@ -86,3 +87,38 @@ def test_progress_stages_bar_lines_quiet():
         p.finish()
         p.message("hidden")
     assert quiet.getvalue() == ""
+
+
+def test_finish_without_a_running_stage_does_nothing():
+    plain = io.StringIO()
+    p = Progress(stream=plain, tty=False)
+    p.plan(2.0)
+    p.start("outer", 2.0)
+    p.start("inner", 1.0)  # a computation's own step replaces the stage
+    p.finish()
+    p.finish()  # the caller's closing finish
+    lines = plain.getvalue().splitlines()
+    assert len(lines) == 3 and lines[-1].endswith("inner done in 0.0 s")
+    assert p.done == 1.0
+
+
+def test_audit_progress_moves_inside_the_sensitivity_step():
+    X, ids = make_identity_embeddings(6, 6, 6, noise=2.0, random_state=0)
+    plain = io.StringIO()
+    audit(
+        X,
+        ids,
+        protocol={"sensitivity_pairs": 15, "sensitivity_trees": 2},
+        methods=["classifier_sensitivity"],
+        suggest_rank=False,
+        progress=Progress(stream=plain, tty=False),
+    )
+    shares = [
+        int(m.group(1))
+        for m in re.finditer(
+            r"\] +(\d+)%.*\| (?:logistic regression|Random).* done", plain.getvalue()
+        )
+    ]
+    # The logistic audit and two blocks of forest pairs each advance the bar.
+    assert len(shares) == 3
+    assert shares[0] < shares[1] < shares[2] <= 100

@@ -13,6 +13,7 @@ from skprivacy.report import (
     METHODS,
     PROTOCOLS,
     NoAuditablePairsError,
+    audit,
     available_methods,
     run_audit,
 )
@@ -537,3 +538,14 @@ def test_permutation_p_value_floor_by_enumeration(n_a, n_b):
         extreme += _unbiased_mmd2(pooled[list(idx)], pooled[rest]) >= observed - 1e-12
     floor = permutation_p_value_floor(n_a, n_b)
     assert floor == pytest.approx(extreme / len(splits))
+
+
+@pytest.mark.parametrize("protocol", ["quick", "paper", "exhaustive"])
+def test_next_steps_never_recommend_the_protocol_that_ran(protocol):
+    # 40 identities: 780 pairs, more than the quick and paper protocols audit.
+    X, ids = make_identity_embeddings(40, 4, 8, random_state=0)
+    report = audit(X, ids, protocol=protocol, methods=["gaussmech"], suggest_rank=False)
+    commands = [step.get("command") or "" for step in report.next_steps]
+    assert not any(f"--protocol {protocol}" in c for c in commands)
+    # A limited protocol still points to the paper's.
+    assert any("--protocol paper" in c for c in commands) == (protocol == "quick")

@@ -23,7 +23,11 @@ from skprivacy.auditors._linear import CentroidClassifier, PooledLDAClassifier
 from skprivacy.auditors._mmd import MMDTVAuditor, mmd_bandwidth_sweep
 from skprivacy.auditors._planning import plan_audit, smallest_resolvable_far
 from skprivacy.auditors._reid import ReidentificationAuditor
-from skprivacy.auditors._roc import ROCHTAuditor, compare_roc_audits
+from skprivacy.auditors._roc import (
+    ROCHTAuditor,
+    classifier_sensitivity,
+    compare_roc_audits,
+)
 from skprivacy.auditors._roc_core import (
     certifiable_epsilon_ceiling,
     certified_epsilon_lb,
@@ -47,6 +51,7 @@ __all__ = [
     "ReidentificationAuditor",
     "certifiable_epsilon_ceiling",
     "certified_epsilon_lb",
+    "classifier_sensitivity",
     "clopper_pearson_bound",
     "compare_roc_audits",
     "estimate_seconds",

@@ -26,7 +26,7 @@ from skprivacy.auditors._base import (
     BasePairAuditor,
     PairAuditContext,
 )
-from skprivacy.auditors._description import describe_rocht
+from skprivacy.auditors._description import describe_rocht, estimate_seconds
 from skprivacy.auditors._roc_core import n_folds_for, roc_summary, stratified_folds
 from skprivacy.auditors._roc_fast import (
     audit_pairs,
@@ -35,6 +35,7 @@ from skprivacy.auditors._roc_fast import (
     shared_rows,
     with_shared_covariance,
 )
+from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import (
     HasMethods,
     Interval,
@@ -46,6 +47,7 @@ from skprivacy.utils._threads import limit_blas_threads
 
 __all__ = [
     "ROCHTAuditor",
+    "classifier_sensitivity",
     "compare_roc_audits",
     "resolve_solver",
 ]
@@ -568,6 +570,11 @@ def compare_roc_audits(auditor_a, auditor_b):
             + ". Fit both on the same data with the same n_pairs, cv and an "
             "integer random_state."
         )
+    return _auc_comparison(ra, rb)
+
+
+def _auc_comparison(ra, rb):
+    """Compare two ROC-HT result tables on the same pairs, pair by pair."""
     table = pd.DataFrame(
         {
             "id_a": ra["id_a"].to_numpy(),
@@ -585,3 +592,119 @@ def compare_roc_audits(auditor_a, auditor_b):
         mean_auc_a=float(table["auc_a"].mean()),
         mean_auc_b=float(table["auc_b"].mean()),
     )
+
+
+#: Pairs of the second classifier audited per progress stage.
+_SENSITIVITY_BLOCK = 10
+
+
+@validate_params(
+    {
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "classifier": [HasMethods(["fit"])],
+        "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "progress": [HasMethods(["start", "finish"]), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def classifier_sensitivity(
+    X,
+    y,
+    classifier,
+    *,
+    n_pairs=50,
+    cv=5,
+    random_state=0,
+    n_jobs=None,
+    progress=None,
+):
+    """ROC-HT with logistic regression and with another classifier, pair by pair.
+
+    Paper 000's robustness check of ROC-HT to its classifier: the paper's
+    logistic-regression audit (:class:`ROCHTAuditor`) and the same audit with
+    ``classifier`` (paper 000's is scikit-learn's
+    :class:`~sklearn.ensemble.RandomForestClassifier` with 100 trees) on the
+    same pairs and folds, compared as :func:`compare_roc_audits` compares two
+    fitted audits. The second classifier's pairs are audited in blocks of 10,
+    each a stage of ``progress``, so a progress bar moves while a slow
+    classifier runs.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Embeddings.
+    y : array-like of shape (n_samples,)
+        Identity label of each row.
+    classifier : estimator
+        The classifier compared with logistic regression (cloned per pair and
+        fold, seeded per pair as :class:`ROCHTAuditor` seeds it).
+    n_pairs : int or None, default=50
+        The first ``n_pairs`` pairs of the seeded ordering (None: every pair).
+    cv : int, default=5
+        Folds per pair, as in :class:`ROCHTAuditor`.
+    random_state : int, default=0
+        Seed of the pair ordering, the folds and the classifiers.
+    n_jobs : int or None, default=None
+        Parallel jobs over pairs.
+    progress : object or None, default=None
+        A sink of the :class:`~skprivacy.utils.Progress` protocol: the
+        logistic audit and each block of pairs are started and finished as
+        stages weighted by their estimated seconds (the units of an audit's
+        plan). None reports nothing.
+
+    Returns
+    -------
+    comparison : :class:`~sklearn.utils.Bunch`
+        As :func:`compare_roc_audits` with audit ``a`` the logistic regression
+        and ``b`` the classifier: ``results`` (``id_a``, ``id_b``, ``auc_a``,
+        ``auc_b``, ``auc_difference`` = a − b, ``epsilon_a``, ``epsilon_b``),
+        ``mean_auc_difference``, ``mean_auc_a``, ``mean_auc_b``; and
+        ``classifier``, the template used.
+
+    See Also
+    --------
+    compare_roc_audits : The same comparison of two audits fitted separately.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.auditors import classifier_sensitivity
+    >>> X, ids = make_identity_embeddings(4, 20, 16, noise=2.0, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=10, random_state=0)
+    >>> cmp = classifier_sensitivity(X, ids, forest, n_pairs=3)
+    >>> cmp.results.shape
+    (3, 7)
+    """
+    common = {"n_pairs": n_pairs, "cv": cv, "random_state": random_state}
+    logistic = ROCHTAuditor(n_jobs=n_jobs, **common)
+    other = ROCHTAuditor(classifier, n_jobs=n_jobs, **common)
+    data = other._validate(X, y, reset=True)
+    pairs = other._protocol_pairs(data, random_state)
+    per_pair = estimate_seconds(other, data) / max(len(pairs), 1)
+    with _stage(progress, "logistic regression", estimate_seconds(logistic, data)):
+        logistic.fit(X, y)
+    tables = []
+    name = type(classifier).__name__
+    for lo in range(0, len(pairs), _SENSITIVITY_BLOCK):
+        block = pairs[lo : lo + _SENSITIVITY_BLOCK]
+        text = f"{name}, pairs {lo + 1}-{lo + len(block)} of {len(pairs)}"
+        with _stage(progress, text, per_pair * len(block)):
+            tables.append(other._audit_table(data, block, seed_from(random_state))[0])
+    comparison = _auc_comparison(logistic.results_, pd.concat(tables))
+    comparison.classifier = classifier
+    return comparison
+
+
+@contextmanager
+def _stage(progress, text, weight):
+    """Start and finish one stage of a progress sink (None: nothing)."""
+    if progress is not None:
+        progress.start(text, weight)
+    yield
+    if progress is not None:
+        progress.finish()

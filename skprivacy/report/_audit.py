@@ -409,7 +409,9 @@ def audit(
     data, cleaning, caught = validate_audit_data(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
-    ctx = AuditContext(data, settings, seed_from(random_state), n_jobs)
+    ctx = AuditContext(
+        data, settings, seed_from(random_state), n_jobs, progress=progress
+    )
     # Methods the data already rule out are not planned.
     weights = {
         m: METHODS[m].seconds(ctx)

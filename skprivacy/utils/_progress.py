@@ -77,6 +77,7 @@ class Progress:
         self.done = 0.0
         self.stage = ""
         self.stage_weight = 0.0
+        self.running = False
         self.t0 = time.monotonic()
         self.stage_t0 = self.t0
         self._lock = threading.Lock()
@@ -121,14 +122,23 @@ class Progress:
             Its expected cost, in the units of :meth:`plan` (e.g. seconds).
         """
         with self._lock:
+            self.running = True
             self.stage = stage
             self.stage_weight = float(weight)
             self.stage_t0 = time.monotonic()
         self._show(f"{stage} ...")
 
     def finish(self):
-        """Mark the current stage as done."""
+        """Mark the current stage as done (nothing when no stage is running).
+
+        A computation that reports its own steps as stages inside a caller's
+        stage finishes them itself; the caller's closing ``finish`` then
+        does nothing.
+        """
         with self._lock:
+            if not self.running:
+                return
+            self.running = False
             self.done = min(self.total or 0.0, self.done + self.stage_weight)
             self.stage_weight = 0.0
             text = f"{self.stage} done in {time.monotonic() - self.stage_t0:.1f} s"
@@ -236,7 +246,7 @@ class Progress:
             elif time.monotonic() - last_line >= self.interval:
                 last_line = time.monotonic()
                 with self._lock:
-                    stage = self.stage
+                    stage = self.stage if self.running else ""
                     stage_elapsed = time.monotonic() - self.stage_t0
                 if stage:
                     self._line(f"{stage} still running ({stage_elapsed:.0f} s)")
