@@ -34,6 +34,7 @@ the transform against the dense ``X @ P`` and the unblocked ``X - (X U^T) U``
 """
 
 import argparse
+import contextlib
 import os
 import time
 
@@ -136,7 +137,7 @@ def main():
         transform = isp.transform
         how = "fresh output per call"
     threads = args.threads
-    context = limit_blas_threads(threads) if threads else limit_blas_threads(None)
+    context = limit_blas_threads(threads) if threads else contextlib.nullcontext()
     with context:
         label = f"{blas_threads()} BLAS thread(s)"
         first, (med_isp, med_copy) = interleaved(transform, Xt, repeats)

@@ -365,9 +365,9 @@ def test_classifier_sensitivity_equals_two_audits_and_reports_blocks():
     starts = [c for c in sink.calls if c[0] == "start"]
     assert [c[1] for c in starts] == [
         "logistic regression",
-        "RandomForestClassifier, pairs 1-10 of 23",
-        "RandomForestClassifier, pairs 11-20 of 23",
-        "RandomForestClassifier, pairs 21-23 of 23",
+        "RandomForestClassifier 1-10/23 pairs",
+        "RandomForestClassifier 11-20/23 pairs",
+        "RandomForestClassifier 21-23/23 pairs",
     ]
     assert [c[0] for c in sink.calls] == ["start", "finish"] * 4
     data = validate_identity_data(rf, X, ids)

@@ -692,7 +692,7 @@ def classifier_sensitivity(
     name = type(classifier).__name__
     for lo in range(0, len(pairs), _SENSITIVITY_BLOCK):
         block = pairs[lo : lo + _SENSITIVITY_BLOCK]
-        text = f"{name}, pairs {lo + 1}-{lo + len(block)} of {len(pairs)}"
+        text = f"{name} {lo + 1}-{lo + len(block)}/{len(pairs)} pairs"
         with _stage(progress, text, per_pair * len(block)):
             tables.append(other._audit_table(data, block, seed_from(random_state))[0])
     comparison = _auc_comparison(logistic.results_, pd.concat(tables))
