@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.exceptions import NotFittedError
 
 import skprivacy
@@ -1576,6 +1577,29 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             lambda: A.compare_roc_audits(rocht_a(), GaussMechAuditor()),
             ValueError,
             "must be an instance of",
+        ),
+    ]
+    T["classifier_sensitivity"] = [
+        Ok(
+            "a 2-tree forest on 2 pairs",
+            lambda: A.classifier_sensitivity(
+                XT, YT, RandomForestClassifier(n_estimators=2), n_pairs=2
+            ),
+            holds(lambda v: len(v["results"]) == 2, "two pairs compared"),
+        ),
+        Err(
+            "no pairs",
+            lambda: A.classifier_sensitivity(
+                XT, YT, RandomForestClassifier(), n_pairs=0
+            ),
+            ValueError,
+            "n_pairs",
+        ),
+        Err(
+            "a string for the classifier",
+            lambda: A.classifier_sensitivity(XT, YT, "forest"),
+            ValueError,
+            "classifier",
         ),
     ]
     T["family_confidence"] = [

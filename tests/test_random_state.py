@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, clone
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.utils import check_random_state
 
 import skprivacy
@@ -78,6 +79,7 @@ def _recipes():
         audit,
     )
     from skprivacy.auditors import (
+        classifier_sensitivity,
         kde_lr_alpha_sweep,
         mmd_bandwidth_sweep,
         residual_gaussianity,
@@ -117,6 +119,15 @@ def _recipes():
         "mmd_bandwidth_sweep": _call(mmd_bandwidth_sweep, X, IDS, n_pairs=4),
         "residual_gaussianity": _call(residual_gaussianity, X, IDS, max_samples=20),
         "split_half_controls": _call(split_half_controls, MMDTVAuditor(), X, IDS),
+        "classifier_sensitivity": lambda rs: (
+            classifier_sensitivity(
+                X,
+                IDS,
+                RandomForestClassifier(n_estimators=2),
+                n_pairs=2,
+                random_state=rs,
+            ).results
+        ),
         "make_identity_embeddings": _call(make_identity_embeddings, 3, 4, 8),
         "make_membership_embeddings": _call(
             make_membership_embeddings,

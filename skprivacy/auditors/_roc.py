@@ -37,6 +37,7 @@ from skprivacy.auditors._roc_fast import (
 )
 from skprivacy.utils._random import seed_from
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     HasMethods,
     Interval,
     StrOptions,
@@ -605,7 +606,7 @@ _SENSITIVITY_BLOCK = 10
         "classifier": [HasMethods(["fit"])],
         "n_pairs": [Interval(Integral, 1, None, closed="left"), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
-        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "random_state": RANDOM_STATE,
         "n_jobs": [Integral, None],
         "progress": [HasMethods(["start", "finish"]), None],
     },
@@ -646,8 +647,9 @@ def classifier_sensitivity(
         The first ``n_pairs`` pairs of the seeded ordering (None: every pair).
     cv : int, default=5
         Folds per pair, as in :class:`ROCHTAuditor`.
-    random_state : int, default=0
-        Seed of the pair ordering, the folds and the classifiers.
+    random_state : int, RandomState instance, Generator or None, default=0
+        Seed of the pair ordering, the folds and the classifiers; one integer
+        seed is drawn from it for both audits, so they share pairs and folds.
     n_jobs : int or None, default=None
         Parallel jobs over pairs.
     progress : object or None, default=None
@@ -680,11 +682,12 @@ def classifier_sensitivity(
     >>> cmp.results.shape
     (3, 7)
     """
-    common = {"n_pairs": n_pairs, "cv": cv, "random_state": random_state}
+    seed = seed_from(random_state)
+    common = {"n_pairs": n_pairs, "cv": cv, "random_state": seed}
     logistic = ROCHTAuditor(n_jobs=n_jobs, **common)
     other = ROCHTAuditor(classifier, n_jobs=n_jobs, **common)
     data = other._validate(X, y, reset=True)
-    pairs = other._protocol_pairs(data, random_state)
+    pairs = other._protocol_pairs(data, seed)
     per_pair = estimate_seconds(other, data) / max(len(pairs), 1)
     with _stage(progress, "logistic regression", estimate_seconds(logistic, data)):
         logistic.fit(X, y)
@@ -694,7 +697,7 @@ def classifier_sensitivity(
         block = pairs[lo : lo + _SENSITIVITY_BLOCK]
         text = f"{name} {lo + 1}-{lo + len(block)}/{len(pairs)} pairs"
         with _stage(progress, text, per_pair * len(block)):
-            tables.append(other._audit_table(data, block, seed_from(random_state))[0])
+            tables.append(other._audit_table(data, block, seed)[0])
     comparison = _auc_comparison(logistic.results_, pd.concat(tables))
     comparison.classifier = classifier
     return comparison
