@@ -71,7 +71,13 @@ def test_streaming_sanitize_keeps_every_row_and_column(
     name = {"csv": "sanitized.csv", "csv.gz": "sanitized.csv.gz"}.get(
         fmt, "sanitized.parquet"
     )
-    assert {p.name for p in out.iterdir()} == {name, "projector.npz", "sanitize.json"}
+    written = {p.name for p in out.iterdir()}
+    assert written == {
+        name,
+        name + ".provenance.json",
+        "projector.npz",
+        "sanitize.json",
+    }
     result = reader(out / name)
     assert list(result.columns) == ["source_row", *table.columns]
     assert len(result) == len(table)

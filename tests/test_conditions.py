@@ -430,8 +430,9 @@ def test_rank_suggestion_keeps_a_dimension():
     X, ids = make_identity_embeddings(12, 4, 4, random_state=0)
     report = audit(X, ids, methods=["gaussmech"])
     [step] = [s for s in report.next_steps if s["action"] == "sanitize"]
-    rank = int(step["command"].split("--n-components")[1].split()[0])
-    assert rank == 3  # the largest rank that keeps a dimension of 4
+    # The cross-fitted sweep stops at 3, the largest rank that keeps a
+    # dimension of 4 (12 identities cannot confirm the target there).
+    assert step["text"].startswith("No ISP rank up to 3 brings")
 
 
 # -- protocol methods: split-half ROC-HT controls, classifier sensitivity ---------------

@@ -2727,6 +2727,25 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
         ),
     ]
 
+    def not_provenance():
+        path = _frame_file(pd.DataFrame({"a": [1]}), "x.csv.provenance.json")
+        path.write_text('{"rank": 2}')
+        return SA.sanitize_provenance(path)
+
+    T["sanitize_provenance"] = [
+        Ok(
+            "a file without a sidecar",
+            lambda: SA.sanitize_provenance(_frame_file(pd.DataFrame({"a": [1]}))),
+            holds(lambda value: value is None, "None"),
+        ),
+        Err(
+            "a JSON file that is not a sanitize record",
+            not_provenance,
+            ValueError,
+            "is not a sanitize provenance file",
+        ),
+    ]
+
     def rank(X, y, target=0.5, cv=2):
         return SA.select_rank(
             ISP(), X, y, target=target, far=0.1, cv=cv, ranks=[0, 1], random_state=0

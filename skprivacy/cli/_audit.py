@@ -15,6 +15,7 @@ from skprivacy.cli._errors import UserError, audit_data_errors, user_errors
 from skprivacy.cli._gates import EXIT_GATE, gate_failure
 from skprivacy.datasets import read_embeddings
 from skprivacy.report import AuditReport, ConditionsReport, audit, audit_conditions
+from skprivacy.sanitize import ISP, sanitize_provenance
 from skprivacy.utils import Progress
 
 __all__ = ["run_audit"]
@@ -51,7 +52,26 @@ def _read(args, path):
         print(f"skprivacy: warning: {w.message}", file=sys.stderr)
     info["name"] = path.name
     info["reader_warnings"] = [str(w.message) for w in record]
+    given = getattr(args, "sanitize_provenance", None)
+    with user_errors("reading the sanitize provenance"):
+        info["sanitize_provenance"] = sanitize_provenance(given or path)
+    if given and info["sanitize_provenance"] is None:
+        raise UserError(f"sanitize provenance file not found: {given}")
     return X, ids, info
+
+
+def _eraser(spec):
+    """``--erase isp:RANK`` as an unfitted ISP (None without the option)."""
+    if spec is None:
+        return None
+    kind, sep, rank = (part.strip() for part in spec.partition(":"))
+    ok = kind.lower() == "isp" and sep and (rank == "full" or rank.isdigit())
+    if not ok:
+        raise UserError(
+            f"--erase must be isp:RANK with RANK an int >= 0 or 'full' (e.g. "
+            f"--erase isp:8); got {spec!r}"
+        )
+    return ISP(n_components=rank if rank == "full" else int(rank))
 
 
 def _metadata(pairs):
@@ -73,6 +93,7 @@ def _options(args, argv):
         "random_state": args.seed,
         "n_jobs": args.n_jobs,
         "metadata": _metadata(args.meta),
+        "eraser": _eraser(args.erase),
         "command_line": shlex.join(["skprivacy", *argv]),
     }
 
@@ -147,11 +168,12 @@ def run_audit(args, argv):
     if not args.quiet:
         lines = [report.verdict["headline"]]
         lines += [f"  - {line['text']}" for line in report.verdict["lines"]]
-        lines += [
-            f"  next: {step['command']}"
-            for step in report.next_steps[:2]
-            if step.get("command")
-        ]
+        for step in report.next_steps[:2]:
+            # What erasure would (not) achieve is said, not only the command.
+            if step["action"] in ("sanitize", "audit"):
+                lines.append(f"  note: {step['text']}")
+            if step.get("command"):
+                lines.append(f"  next: {step['command']}")
         print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
     return _gate({None: _summary(report)}, args)
 

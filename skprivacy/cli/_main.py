@@ -159,6 +159,20 @@ def _build_parser():
         f"{defaults['test_size']:g}); larger lifts the certificate's ceiling",
     )
     audit.add_argument(
+        "--erase",
+        metavar="isp:RANK",
+        help="audit the cross-fitted output of ISP at RANK (an int or 'full'): "
+        "every row erased by a projector fitted on the other identity folds only, "
+        "which is what erasure does to people it never saw",
+    )
+    audit.add_argument(
+        "--sanitize-provenance",
+        metavar="FILE",
+        help="the .provenance.json of a file written by 'skprivacy sanitize' "
+        "(found next to FILE by default); the report says when its projector saw "
+        "the audited identities",
+    )
+    audit.add_argument(
         "--meta",
         type=_meta,
         action="append",

@@ -55,6 +55,22 @@ def add_sanitize_parser(sub):
         "signal beyond chance, keeping at least half the dimensions) or 'full'",
     )
     san.add_argument(
+        "--target-tar",
+        type=float,
+        metavar="T",
+        help="choose the rank instead: the smallest whose upper 95%% confidence "
+        "bound on the TAR at --far, on identities held out of the projector's fit "
+        "(5-fold cross-fitting, corrected over the ranks tried), is at most T; "
+        "reads FILE into memory and writes rank_selection.csv",
+    )
+    san.add_argument(
+        "--far",
+        type=float,
+        default=1e-3,
+        metavar="F",
+        help="false-accept rate of --target-tar (default: 0.001)",
+    )
+    san.add_argument(
         "--id-column",
         default="identity",
         metavar="C",
@@ -137,6 +153,15 @@ def run_sanitize(args, argv):
     rank = _parse_rank(args.n_components)
     if args.projector is not None and args.n_components != "auto":
         raise UserError("give either --projector or --n-components, not both")
+    if args.target_tar is not None:
+        if args.n_components != "auto" or args.projector is not None:
+            raise UserError(
+                "--target-tar chooses the rank: give it without --n-components "
+                "and --projector"
+            )
+        for name, value in (("--target-tar", args.target_tar), ("--far", args.far)):
+            if not 0 < value < 1:
+                raise UserError(f"{name} must be strictly between 0 and 1; got {value}")
     if args.chunk_rows < 1:
         raise UserError(f"--chunk-rows must be >= 1; got {args.chunk_rows}")
     progress = Progress("skprivacy", not args.quiet, stream=sys.stderr)
@@ -145,6 +170,8 @@ def run_sanitize(args, argv):
             args.file,
             args.out,
             n_components=rank,
+            target_tar=args.target_tar,
+            far=args.far,
             id_column=args.id_column,
             projector=args.projector,
             output_format=args.format,
@@ -157,11 +184,22 @@ def run_sanitize(args, argv):
             command_line=shlex.join(["skprivacy", *argv]),
         )
     leakage, out = record["leakage"] or {}, Path(args.out)
+    chosen = record["rank_selection"]
+    if chosen is not None:
+        progress.message(
+            f"chose rank {chosen['rank']}: cross-fitted TAR@FAR={chosen['far']:g} on "
+            f"identities held out of the projector's fit {chosen['tar']:.3f} (point "
+            f"estimate), upper {chosen['confidence']:.0%} bound {chosen['tar_upper']:.3f}"
+            f" <= target {chosen['target_tar']:g} (one-sided, corrected over "
+            f"{chosen['n_ranks_tried']} ranks; table in {out / 'rank_selection.csv'})"
+        )
     summary = ""
     if "tar_before" in leakage:
         summary = (
-            f"; held-out TAR@FAR={leakage['far']:g}: {leakage['tar_before']:.3f} -> "
-            f"{leakage['tar_after']:.3f}"
+            f"; held-out TAR@FAR={leakage['far']:g} (identities the projector did "
+            f"not see): {leakage['tar_before']:.3f} -> {leakage['tar_after']:.3f}, "
+            "i.e. the share of a new person's image pairs still matched at that "
+            "false-accept rate"
         )
     written = ", ".join(str(out / name) for name in record["outputs"][:2])
     progress.message(

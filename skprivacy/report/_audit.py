@@ -24,7 +24,13 @@ from skprivacy.report._registry import (
     available_methods,
 )
 from skprivacy.report._verdict import next_steps, verdict
-from skprivacy.sanitize._rank import suggest_isp_rank
+from skprivacy.sanitize._rank import (
+    erased_audit_data,
+    erasure_notes,
+    in_sample_note,
+    kept_rows,
+    suggest_isp_rank,
+)
 from skprivacy.utils import (
     Progress,
     RunProvenance,
@@ -166,6 +172,7 @@ class AuditReport(SavedReport):
             "duplicates": self.duplicates,
             "verdict": self.verdict,
             "next_steps": self.next_steps,
+            "erasure": self.provenance.get("erasure"),
         }
         return strict_record(head, body)
 
@@ -296,6 +303,7 @@ def audit(
     exclude=None,
     random_state=0,
     n_jobs=None,
+    eraser=None,
     suggest_rank=True,
     verbose=False,
     progress=None,
@@ -339,9 +347,17 @@ def audit(
         Generator or None is drawn from once for one integer seed).
     n_jobs : int or None, default=None
         Passed to every estimator.
+    eraser : estimator or None, default=None
+        An unfitted eraser (e.g. ``ISP(n_components=8)``): the audit reads its
+        *cross-fitted* output (:func:`~skprivacy.sanitize.cross_fit_transform`
+        over up to 5 identity folds: every row erased by a clone fitted on the
+        other folds' identities), which is what erasure does to people it
+        never saw. The provenance's and summary.json's ``erasure`` record the
+        eraser and the 1-NN re-identification before and after.
     suggest_rank : bool, default=True
-        Run a quick in-sample ISP sweep to suggest a sanitisation rank for the
-        report's "what next" section.
+        Suggest an ISP rank for the report's "what next" section from a
+        cross-fitted sweep (:func:`~skprivacy.sanitize.select_rank`: TAR at a
+        low FAR on identities held out of the projector's fit).
     verbose : bool, default=False
         Print stage progress and an ETA on stderr.
     progress : object or None, default=None
@@ -351,7 +367,10 @@ def audit(
     input_info : dict or None, default=None
         Description of the input file (path, hash, columns) recorded as the
         provenance's ``input`` (the command line passes
-        :func:`~skprivacy.datasets.read_embeddings`' ``info``). In every case
+        :func:`~skprivacy.datasets.read_embeddings`' ``info``). Its
+        ``sanitize_provenance`` (:func:`~skprivacy.sanitize.sanitize_provenance`
+        of the file) makes the report say when the file's projector was
+        fitted on the audited identities (an in-sample audit). In every case
         the provenance's ``input`` also holds ``arrays``: the SHA-256, shape
         and dtype of the audited matrix (after column selection, before
         cleaning) and of the labels.
@@ -408,6 +427,11 @@ def audit(
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     data, cleaning, caught = validate_audit_data(X, ids)
     caught = [f"{w.category.__name__}: {w.message}" for w in record] + caught
+    original, erasure = data, None
+    if eraser is not None:
+        data, cleaning, caught, erasure = erased_audit_data(
+            eraser, data, cleaning, caught, seed_from(random_state), n_jobs
+        )
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
     ctx = AuditContext(
         data, settings, seed_from(random_state), n_jobs, progress=progress
@@ -438,16 +462,23 @@ def audit(
     )
     results, findings, frames, timings = _run(ctx, selected, weights, progress, caught)
     pairs = _pairs(frames, rank)
-    suggestion = None
-    if suggest_rank:
-        progress.start("suggesting a sanitisation rank (quick ISP sweep)")
-        suggestion = suggest_isp_rank(
-            ctx.X, ctx.y, random_state=random_state, n_jobs=n_jobs
-        )
-        progress.finish()
     info = dict(input_info or {})
     if not info:
         info = {"source": "in-memory arrays", "sha256": arrays["X"]["sha256"]}
+    source = info.get("path") or "FILE"
+    record = info.pop("sanitize_provenance", None)
+    note = in_sample_note(record, ctx.X, ctx.y, source, ctx.random_state)
+    suggestion = None
+    if suggest_rank and note is None:
+        progress.start("suggesting a sanitisation rank (cross-fitted ISP sweep)")
+        suggestion = suggest_isp_rank(
+            original.X,
+            original.y,
+            source=source,
+            random_state=ctx.random_state,
+            n_jobs=n_jobs,
+        )
+        progress.finish()
     info["arrays"] = arrays
     info.setdefault("feature_columns", feature_columns)
     info.setdefault("excluded_columns", excluded)
@@ -472,22 +503,25 @@ def audit(
         "pairs": rank[["id_a", "id_b"]].to_numpy().tolist(),
         "n_jobs": n_jobs,
         "method_seconds": timings,
+        "erasure": erasure or note,
     }
     progress.start("drawing figures")
     figs = figures(ctx, selected, pairs, results)
     progress.finish()
     provenance.update(run.record())
+    found = verdict(results, findings, settings["confidence"])
+    steps = next_steps(results, ctx, name, suggestion, info.get("path"))
     return AuditReport(
         results=results,
         pairs=pairs,
         provenance=provenance,
         run_id=run_id,
-        verdict=verdict(results, findings, settings["confidence"]),
-        next_steps=next_steps(results, ctx, name, suggestion, info.get("path")),
+        verdict=erasure_notes(found, steps, erasure, note),
+        next_steps=steps,
         figures=figs,
         fitted=ctx.fitted,
         duplicates=describe_duplicates(
-            *ctx.duplicates, ctx.y, np.flatnonzero(data.kept)
+            *ctx.duplicates, ctx.y, kept_rows(original, data)
         ),
     )
 

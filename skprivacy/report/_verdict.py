@@ -129,36 +129,15 @@ def _step(action, text, command=None):
 def next_steps(results, ctx, protocol, suggestion, source=None):
     """Return what to do next: sanitise, the paper protocol, test size, more rows.
 
-    ``suggestion`` is :func:`~skprivacy.sanitize.suggest_isp_rank`'s (or
+    ``suggestion`` is ``skprivacy.sanitize._rank.suggest_isp_rank``'s (or
     None), ``source`` the input file named in the suggested commands.
     """
     file = source or "FILE"
     steps = []
     share, _ = _separability(results)
-    if suggestion is not None and suggestion["rank"] is not None:
-        r = suggestion["rank"]
-        steps.append(
-            _step(
-                "sanitize",
-                f"Remove identity directions with ISP: a quick in-sample sweep "
-                f"suggests rank {r} (mean ROC-HT AUC over {suggestion['n_pairs']} "
-                f"pairs falls from {suggestion['auc_before']:.3f} to "
-                f"{suggestion['auc_after']:.3f}); audit the sanitised file to confirm.",
-                f"skprivacy sanitize {file} --n-components {r} --out sanitized",
-            )
-        )
-    elif suggestion is not None and (
-        _best_certificate(results) is not None or (share or 0) >= 0.5
-    ):
-        steps.append(
-            _step(
-                "sanitize",
-                "ISP alone did not bring the mean ROC-HT AUC near chance on these "
-                f"data (best {min(s['auc'] for s in suggestion['sweep']):.3f} "
-                f"at ranks up to {suggestion['sweep'][-1]['rank']}): identity is "
-                "not only in the class means; consider stronger sanitisation.",
-            )
-        )
+    if suggestion is not None and suggestion["text"] is not None:
+        # Cross-fitted: measured on identities held out of the projector's fit.
+        steps.append(_step("sanitize", suggestion["text"], suggestion["command"]))
     limited = any(
         ctx.n_pairs(k) < ctx.n_pairs_total for k in ctx.settings if k.endswith("_pairs")
     )

@@ -5,7 +5,7 @@
 from skprivacy.sanitize._baselines import INLP, LEACE
 from skprivacy.sanitize._copy_detection import copy_detection_map
 from skprivacy.sanitize._cross_fit import cross_fit_transform
-from skprivacy.sanitize._file import sanitize_file
+from skprivacy.sanitize._file import sanitize_file, sanitize_provenance
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._select import select_rank
 from skprivacy.sanitize._utility import (
@@ -29,6 +29,7 @@ __all__ = [
     "privacy_utility_tradeoff",
     "retrieval_precision_at_k",
     "sanitize_file",
+    "sanitize_provenance",
     "select_rank",
     "tar_at_far",
     "transfer_audit",

@@ -23,15 +23,22 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from skprivacy.datasets import select_feature_columns
+from skprivacy.datasets import read_embeddings, select_feature_columns
 from skprivacy.datasets._io import file_sha256
 from skprivacy.sanitize._base import _IdentityStats
 from skprivacy.sanitize._isp import ISP
+from skprivacy.sanitize._select import select_rank
 from skprivacy.sanitize._verification import OpenSetVerificationAuditor
 from skprivacy.utils import Progress, RunProvenance, validate_identity_data
 from skprivacy.utils._files import StagedDirectory, check_not_input
 
-__all__ = ["FORMATS", "SOURCE_ROW", "sanitize_file"]
+__all__ = [
+    "FORMATS",
+    "PROVENANCE_SUFFIX",
+    "SOURCE_ROW",
+    "sanitize_file",
+    "sanitize_provenance",
+]
 
 #: Output format -> file name of the sanitised embeddings.
 FORMATS = {
@@ -39,8 +46,18 @@ FORMATS = {
     "csv.gz": "sanitized.csv.gz",
     "parquet": "sanitized.parquet",
 }
+#: Suffix of the provenance file written next to the sanitised embeddings.
+PROVENANCE_SUFFIX = ".provenance.json"
+#: File of the rank selection table (``target_tar``).
+_RANK_TABLE = "rank_selection.csv"
 #: Files a previous run writes (``force`` replaces a directory holding only these).
-_OUTPUT_NAMES = {*FORMATS.values(), "sanitize.json", "projector.npz"}
+_OUTPUT_NAMES = {
+    *FORMATS.values(),
+    *(name + PROVENANCE_SUFFIX for name in FORMATS.values()),
+    "sanitize.json",
+    "projector.npz",
+    _RANK_TABLE,
+}
 #: Name of the added column holding each row's 0-based position in the input.
 SOURCE_ROW = "source_row"
 #: Identities held out for the before/after leakage summary: at most this many
@@ -390,11 +407,139 @@ def _held_out_projector(isp, held_out, n_features, n_components):
     return disjoint._transform_array
 
 
+def _rank_for_target(path, id_column, features, exclude, target, far):
+    """Pick the ISP rank by :func:`select_rank` on the whole file, in memory."""
+    with warnings.catch_warnings():
+        # Excluded columns are recorded by the passes; the outcome (met or
+        # not) is reported in the record and the error.
+        warnings.simplefilter("ignore")
+        X, ids, _ = read_embeddings(
+            path, id_column=id_column, features=features, exclude=exclude
+        )
+        result = select_rank(
+            ISP(), X, ids.to_numpy(), target=target, far=far, random_state=0
+        )
+    table = result.table_
+    selection = {
+        "method": (
+            "select_rank: smallest ISP rank whose upper confidence bound on the "
+            "TAR at the FAR, measured on identities held out of the projector's "
+            "fit (5-fold cross-fitting, pairs within folds), is at most the target; "
+            f"bounds jointly at {result.confidence:.0%} over {len(table)} ranks "
+            "(Bonferroni)"
+        ),
+        "target_tar": float(target),
+        "far": float(far),
+        "confidence": result.confidence,
+        "n_identities": result.n_identities,
+        "rank": result.rank_,
+        "n_ranks_tried": len(table),
+        "table": _RANK_TABLE,
+    }
+    if result.rank_ is None:
+        best = table.loc[table["tar_upper"].idxmin()]
+        raise ValueError(
+            f"no ISP rank up to {int(table['rank'].max())} brings the cross-fitted "
+            f"TAR@FAR={far:g} on held-out identities to {target:g} or below at "
+            f"{result.confidence:.0%} confidence (smallest upper bound "
+            f"{best['tar_upper']:.3f} at rank {int(best['rank'])}, point estimate "
+            f"{best['tar']:.3f}; {result.n_identities} identities): erasure by ISP "
+            "does not meet this target on these identities; nothing was written"
+        )
+    row = table.loc[table["rank"] == result.rank_].iloc[0]
+    selection.update(tar=float(row["tar"]), tar_upper=float(row["tar_upper"]))
+    return result.rank_, selection, table
+
+
+def sanitize_provenance(path):
+    """Return the provenance of a file written by :func:`sanitize_file`, or None.
+
+    :func:`sanitize_file` writes ``<output>.provenance.json`` next to the
+    sanitised embeddings (any format: CSV, gzip CSV or Parquet), recording
+    the eraser, its rank, the identities it was fitted on and the input's
+    SHA-256. ``skprivacy audit`` reads it to say when an audit of the file is
+    in-sample.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The sanitised embeddings file, or its ``.provenance.json`` itself.
+
+    Returns
+    -------
+    record : dict or None
+        The provenance record, or None when there is none next to ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from skprivacy.datasets import make_identity_embeddings
+    >>> from skprivacy.sanitize import sanitize_file, sanitize_provenance
+    >>> X, ids = make_identity_embeddings(10, 6, 8, random_state=0)
+    >>> frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(8)])
+    >>> frame.insert(0, "identity", [f"p{i}" for i in ids])
+    >>> root = tempfile.mkdtemp()
+    >>> frame.to_csv(f"{root}/emb.csv", index=False)
+    >>> _ = sanitize_file(f"{root}/emb.csv", f"{root}/out", n_components=2,
+    ...                   leakage_summary=False)
+    >>> record = sanitize_provenance(f"{root}/out/sanitized.csv.gz")
+    >>> record["eraser"], record["fitted_on"]["n_identities"]
+    ('ISP(n_components=2)', 10)
+    """
+    path = Path(path)
+    if not path.name.endswith(PROVENANCE_SUFFIX):
+        path = path.with_name(path.name + PROVENANCE_SUFFIX)
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(record, dict) or "eraser" not in record:
+        raise ValueError(f"{path} is not a sanitize provenance file")
+    return record
+
+
+def _provenance_sidecar(isp, record, name, fitted_ids):
+    """Return the record written to ``<output>.provenance.json``."""
+    fitted_on = None
+    if fitted_ids is not None:
+        labels = sorted(str(v) for v in fitted_ids)
+        fitted_on = {
+            "n_identities": len(labels),
+            "identities": labels,
+            "identities_sha256": hashlib.sha256(
+                "\n".join(labels).encode("utf-8")
+            ).hexdigest(),
+        }
+    return {
+        "eraser": f"ISP(n_components={int(isp.n_components_)})",
+        "class": "ISP",
+        "params": {"n_components": int(isp.n_components_)},
+        "rank": int(isp.n_components_),
+        "n_components_requested": record["n_components_requested"],
+        "fitted_on": fitted_on,
+        "audit_note": (
+            "the projector was fitted on the identities listed in fitted_on; an "
+            "audit of this file on them is in-sample and optimistic: audit the "
+            "input with cross-fitted erasure (skprivacy audit INPUT --erase "
+            "isp:RANK) instead"
+            if fitted_on
+            else "applied a saved projector whose training identities are unknown"
+        ),
+        "input": {k: record["input"][k] for k in ("path", "sha256", "format")},
+        "output": name,
+        "projector_sha256": record["projector_sha256"],
+        **{k: record[k] for k in ("versions", "start_time", "end_time")},
+        "command_line": record["command_line"],
+    }
+
+
 def sanitize_file(
     path,
     out,
     *,
     n_components="auto",
+    target_tar=None,
+    far=1e-3,
     id_column="identity",
     projector=None,
     output_format=None,
@@ -425,6 +570,15 @@ def sanitize_file(
         Output directory (created; written completely or not at all).
     n_components : int, float, "auto" or "full", default="auto"
         Identity directions to remove, as :class:`ISP`'s ``n_components``.
+    target_tar : float in (0, 1) or None, default=None
+        Instead of ``n_components``: the rank is the smallest whose upper
+        confidence bound on the TAR at ``far``, on identities held out of the
+        projector's fit, is at most ``target_tar`` (:func:`select_rank` with
+        ``random_state=0``; the file is read into memory for it). The table
+        of every rank tried is written as ``rank_selection.csv`` and the
+        choice in ``sanitize.json``'s ``rank_selection``.
+    far : float in (0, 1), default=1e-3
+        False-accept rate of ``target_tar``.
     id_column : str, default="identity"
         Identity column; rows without an identity are sanitised but not used
         to fit, and counted.
@@ -454,15 +608,26 @@ def sanitize_file(
     Returns
     -------
     record : dict
-        The content of ``sanitize.json``: input checksum and columns, rank,
+        The content of ``sanitize.json``: input checksum and columns, rank
+        (and with ``target_tar`` its ``rank_selection``),
         removed energy, the projector's SHA-256, rows in and out and rows not
         used to fit by reason, the leakage summary (a point estimate with
         Clopper-Pearson intervals), outputs, timings and provenance.
 
+    Notes
+    -----
+    Next to the sanitised embeddings, ``<output>.provenance.json`` (e.g.
+    ``sanitized.parquet.provenance.json``) records the eraser, its rank, the
+    identities the projector was fitted on and the input's SHA-256; read it
+    with :func:`sanitize_provenance`. An audit of the sanitised file on those
+    identities is in-sample (the projector removed exactly their mean
+    differences), and ``skprivacy audit`` says so when it finds the record.
+
     Raises
     ------
     ValueError
-        For an unsupported or unreadable input, a missing identity column,
+        When no rank meets ``target_tar`` (nothing is written), or
+        for an unsupported or unreadable input, a missing identity column,
         a non-numeric feature cell (the message gives the rows), fewer than
         two identities, a projector of another width, or a refused ``out``.
     FileNotFoundError
@@ -491,6 +656,8 @@ def sanitize_file(
     out = Path(out)
     if projector is not None and n_components != "auto":
         raise ValueError("give either a projector or n_components, not both")
+    if target_tar is not None and (projector is not None or n_components != "auto"):
+        raise ValueError("give target_tar, n_components or a projector, not several")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
     for source in (path, projector):
@@ -510,6 +677,13 @@ def sanitize_file(
         has_ids, columns, excluded, dtype, source_col, order = _peek(
             path, fmt_in, chunk_rows, id_column, projector, features, exclude
         )
+        selection = None
+        if target_tar is not None:
+            say.message(f"choosing the rank: cross-fitted TAR at FAR={far:g}")
+            n_components, selection, table = _rank_for_target(
+                path, id_column, features, exclude, target_tar, far
+            )
+            table.to_csv(staged.path / _RANK_TABLE, index=False)
         t0 = time.perf_counter()
         if projector is None:
             say.message(
@@ -577,6 +751,7 @@ def sanitize_file(
             "projector_input": str(projector) if projector else None,
             "n_components_requested": n_components if projector is None else None,
             "rank": int(isp.n_components_),
+            "rank_selection": selection,
             "n_features": len(columns),
             "explained_energy_ratio": [
                 float(v) for v in np.nan_to_num(isp.explained_energy_ratio_)
@@ -590,7 +765,13 @@ def sanitize_file(
             },
             "row_key": source_col,
             "leakage": leakage,
-            "outputs": [name, "projector.npz", "sanitize.json"],
+            "outputs": [
+                name,
+                "projector.npz",
+                "sanitize.json",
+                name + PROVENANCE_SUFFIX,
+                *([_RANK_TABLE] if selection else []),
+            ],
             "format": fmt_out,
             "chunk_rows": int(chunk_rows),
             "seconds": {
@@ -601,6 +782,11 @@ def sanitize_file(
         }
         (staged.path / "sanitize.json").write_text(
             json.dumps(record, indent=2, default=str) + "\n"
+        )
+        fitted_ids = isp.identities_ if projector is None else None
+        sidecar = _provenance_sidecar(isp, record, name, fitted_ids)
+        (staged.path / (name + PROVENANCE_SUFFIX)).write_text(
+            json.dumps(sidecar, indent=2, default=str) + "\n"
         )
         staged.commit()
     return record
