@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import beta
@@ -78,6 +78,9 @@ def test_kov_rows_by_hand():
     st.integers(0, 2**32 - 1),
     st.sampled_from([0.0, 0.05]),
 )
+# The rows take numpy's vectorised log, the loop math.log: they agree to a few
+# ulps, not always to the last bit (this case differs in it).
+@example(levels=[1, 0, 0, 0, 0, 1, 1, 1, 1], seed=5, delta=0.05)
 def test_kov_rows_equal_a_naive_loop(levels, seed, delta):
     rng = np.random.default_rng(seed)
     y = np.r_[0, 1, rng.integers(0, 2, len(levels))]
@@ -85,8 +88,10 @@ def test_kov_rows_equal_a_naive_loop(levels, seed, delta):
     fpr, tpr, _ = roc_operating_points(y, s)
     eps, _, interior, inf1, inf2 = kov_rows(fpr[None], tpr[None], delta)
     terms = _naive_kov_terms(fpr, tpr, delta)
-    assert eps[0] == max([0.0] + [v for v, _ in terms])
-    assert interior[0] == max([0.0] + [v for v, zero in terms if not zero])
+    assert_allclose(eps[0], max([0.0] + [v for v, _ in terms]), rtol=1e-12)
+    assert_allclose(
+        interior[0], max([0.0] + [v for v, zero in terms if not zero]), rtol=1e-12
+    )
     assert inf1[0] == any((f == 0) and (t - delta > 0) for f, t in zip(fpr, tpr))
     assert inf2[0] == any((t == 1) and (1 - f - delta > 0) for f, t in zip(fpr, tpr))
     assert eps[0] == kov_epsilon(fpr, tpr, delta)
