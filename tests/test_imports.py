@@ -263,44 +263,6 @@ def _switches():
     return found
 
 
-# What other changes remove, by rule: a violation in these modules is known
-# (and listed by the strict xfail below); anywhere else it fails at once.
-ROC = ("skprivacy.auditors._roc", "skprivacy.auditors._certify")  # + _roc_fast
-KNOWN = {
-    # The ROC-HT engines and the certifier import each other (inside
-    # functions): the pure ROC core and the solver= parameter remove it.
-    "cycles": ROC,
-    # Private helpers of utils/_validation.py (_divide_rows, _num_rows) and
-    # utils/_pairs.py (_generator): public names there remove these.
-    "private": (
-        "skprivacy.auditors._gauss",
-        "skprivacy.auditors._mmd",
-        "skprivacy.membership._statistics",
-        "skprivacy.pressure._attackers",
-        "skprivacy.stats._two_sample",
-    ),
-    # Deferred imports of the ROC engines (the ROC core) and of
-    # sanitize/_base.py (dask without a reason line, a deferred utils import).
-    "function": (*ROC, "skprivacy.auditors._certify_sim", "skprivacy.sanitize._base"),
-    # _roc_fast._STATE, the generic-path switch: the solver= parameter.
-    "switch": ("skprivacy.auditors._roc_fast",),
-}
-
-
-def _unknown(found, rule):
-    return [f for f in found if not f.startswith(KNOWN[rule])]
-
-
-def _all_violations():
-    cycles = [" ".join(c) for c in _cycles(_edges(all_imports=True))]
-    return {
-        "cycles": cycles,
-        "private": _private_imports(),
-        "function": _function_level_imports(),
-        "switch": _switches(),
-    }
-
-
 def test_no_import_time_cycle():
     assert _cycles(_edges(all_imports=False)) == []
 
@@ -320,31 +282,19 @@ def test_imports_follow_the_layers():
 
 
 def test_no_cycle_even_through_deferred_imports():
-    assert _unknown(_all_violations()["cycles"], "cycles") == []
+    assert [" ".join(c) for c in _cycles(_edges(all_imports=True))] == []
 
 
 def test_no_private_name_of_another_subpackage():
-    assert _unknown(_private_imports(), "private") == []
+    assert _private_imports() == []
 
 
 def test_function_level_imports_only_where_allowed_and_explained():
-    assert _unknown(_function_level_imports(), "function") == []
+    assert _function_level_imports() == []
 
 
 def test_no_module_level_switch():
-    assert _unknown(_switches(), "switch") == []
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known violations in other areas: the ROC engines' cycle, deferred "
-    "imports and _roc_fast._STATE (auditors/_roc.py, _roc_fast.py, _certify.py, "
-    "_certify_sim.py: the pure ROC core with solver=); sanitize/_base.py's "
-    "deferred imports; private helpers of utils/_validation.py and "
-    "utils/_pairs.py imported by auditors, membership, pressure and stats",
-)
-def test_no_known_violation_left():
-    assert all(found == [] for found in _all_violations().values())
+    assert _switches() == []
 
 
 # -- start-up: the command line's parser loads nothing heavy --------------------------

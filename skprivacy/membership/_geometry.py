@@ -746,7 +746,7 @@ class MembershipGeometry(BaseEstimator):
             ids,
             reset=reset,
             min_identities=min_identities,
-            normalize=not self.keep_norms,
+            normalize="defer" if self.keep_norms else True,
             dtype=_WORKING_DTYPES,
         )
         seg = _segments(data, keep_norms=self.keep_norms, head=self.head)

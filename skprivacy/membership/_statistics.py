@@ -26,7 +26,6 @@ from skprivacy.utils import (
 from skprivacy.utils._identity import identity_sums
 from skprivacy.utils._random import check_generator
 from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
-from skprivacy.utils._validation import _divide_rows, _num_rows, row_norms
 
 __all__ = [
     "HEADS",
@@ -374,9 +373,9 @@ class _Caller(BaseEstimator):
 def _segments(data, *, keep_norms, head):
     """``_Segments`` of validated data; unit rows, norms kept on request.
 
-    ``data`` comes from ``validate_identity_data(..., normalize=not
-    keep_norms)``: with ``keep_norms`` its rows are the cleaned input rows,
-    whose norms are recorded before they are L2-normalised here.
+    ``data`` comes from ``validate_identity_data(..., normalize="defer" if
+    keep_norms else True)``: with ``keep_norms`` its rows are the cleaned input
+    rows with their norms, L2-normalised here.
     """
     if not keep_norms:
         if _uses_norms(head):
@@ -386,7 +385,7 @@ def _segments(data, *, keep_norms, head):
                 "discards. Pass the unnormalised embeddings with keep_norms=True."
             )
         return _Segments(data.X, data.codes, data.identities, data.drop_report)
-    norms = row_norms(data.X)
+    norms = data.norms
     if _uses_norms(head) and np.allclose(norms, 1.0, rtol=0, atol=1e-3):
         warnings.warn(
             "keep_norms=True but every embedding has norm 1: they look "
@@ -396,7 +395,7 @@ def _segments(data, *, keep_norms, head):
             UserWarning,
             stacklevel=3,
         )
-    Z = _divide_rows(data.X, norms)
+    Z = data.normalized_rows()
     return _Segments(Z, data.codes, data.identities, data.drop_report, norms)
 
 
@@ -406,15 +405,16 @@ def _prepare(X, ids, *, caller, keep_norms=False, head=None):
     The shared input layer (:func:`~skprivacy.utils.validate_identity_data`):
     the same cleaning, label rule, warnings and drop report as the estimators.
     """
-    ids = check_identity_labels(ids, name="ids", n_samples=_num_rows(X))
+    ids = check_identity_labels(ids, name="ids")
     data = validate_identity_data(
         _Caller(),
         X,
         ids,
         min_samples_per_identity=2,
         min_identities=0,
-        normalize=not keep_norms,
+        normalize="defer" if keep_norms else True,
         dtype=_WORKING_DTYPES,
+        y_name="ids",
     )
     if data.n_identities == 0:
         raise ValueError(

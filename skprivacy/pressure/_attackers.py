@@ -46,7 +46,6 @@ from skprivacy.utils._sklearn import (
     check_is_fitted,
     validate_data,
 )
-from skprivacy.utils._validation import _num_rows
 
 __all__ = [
     "GraphAttacker",
@@ -87,7 +86,7 @@ def _fit_data(estimator, X, y):
             f"{type(estimator).__name__} requires y to be passed, but the target y "
             "is None (y holds the identity label of each row)."
         )
-    y = check_identity_labels(y, n_samples=_num_rows(X))
+    y = check_identity_labels(y)  # the length: validate_identity_data below
     check_classification_targets(y)
     data = validate_identity_data(
         estimator,

@@ -16,6 +16,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from skprivacy.exceptions import FewDimensionsLeftWarning
 from skprivacy.utils import (
+    check_embeddings,
+    encode_identities,
     identity_sums,
     limit_blas_threads,
     validate_identity_data,
@@ -258,8 +260,6 @@ def _clean_block_stats(X, labels, scatter):
 
     Non-finite and near-zero rows are dropped, the rest L2-normalised. Used on the blocks of a dask array, possibly on a remote worker.
     """
-    from skprivacy.utils import check_embeddings, encode_identities
-
     X = np.asarray(X)
     if X.dtype not in _FLOAT_DTYPES:
         X = X.astype(np.float64)
@@ -333,6 +333,7 @@ class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         return self._stats
 
     def _dask_stats(self, X, labels):
+        # dask is optional: imported only when a dask array is passed.
         import dask
         import dask.array as da
 

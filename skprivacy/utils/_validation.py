@@ -1015,6 +1015,7 @@ def validate_identity_data(
     normalize=True,
     min_norm=MIN_NORM,
     dtype=np.float64,
+    y_name="y",
 ):
     """Validate, clean and encode ``(X, y)`` for an identity-level estimator.
 
@@ -1049,6 +1050,9 @@ def validate_identity_data(
         Norm threshold below which rows are dropped.
     dtype : dtype, default=np.float64
         Working dtype.
+    y_name : str, default="y"
+        Name of the labels' argument in error messages (e.g. ``"ids"`` for a
+        function whose labels are passed as ``ids``).
 
     Returns
     -------
@@ -1079,7 +1083,7 @@ def validate_identity_data(
             f"{_who(estimator)} requires y to be passed, but the target y is "
             "None: y must hold the identity label of each row."
         )
-    y = check_identity_labels(y, n_samples=_num_rows(X))
+    y = check_identity_labels(y, name=y_name, n_samples=_num_rows(X))
     if _num_rows(X) == 0:
         raise ValueError(
             f"X is empty (shape {getattr(X, 'shape', (0,))}): at least one row of "
