@@ -109,8 +109,10 @@ def test_roc_curve_with_infinite_scores_and_bad_input():
     fpr, tpr, thr = membership_roc_curve([1, 1, 0], [np.inf, 1.0, 0.5])
     assert thr.tolist() == [np.inf, np.inf, 1.0, 0.5]
     assert tpr.tolist() == [0.0, 0.5, 1.0, 1.0] and fpr.tolist() == [0, 0, 0, 1]
-    with pytest.raises(ValueError, match="member and non-member"):
+    with pytest.raises(ValueError, match="both members .1. and non-members .0."):
         membership_roc_curve([1, 1], [0.1, 0.2])
+    with pytest.raises(ValueError, match=r"score has 1 NaN.*row\(s\) 1"):
+        membership_roc_curve([1, 0, 1], [0.1, np.nan, 0.2])
     with pytest.raises(ValueError, match="same length"):
         membership_roc_curve([1, 0], [0.1])
 

@@ -570,10 +570,19 @@ def permutation_p_value_floor(n_a, n_b):
     b = _counts(n_b, "n_b", 1)
     a, b = np.broadcast_arrays(a, b)
     floor = np.array(
-        [
-            (2 if x == y else 1) / math.comb(int(x + y), int(x))
-            for x, y in zip(a.ravel(), b.ravel())
-        ],
+        [_share_of_splits(int(x), int(y)) for x, y in zip(a.ravel(), b.ravel())],
         dtype=np.float64,
     ).reshape(a.shape)
     return _scalar_or_array(floor)
+
+
+def _share_of_splits(x, y):
+    """``s / comb(x + y, x)``, exact, or 0.0 when it underflows a float."""
+    # log comb from lgamma is accurate to far better than the margin: beyond
+    # e^-760 the share is below the smallest subnormal (about e^-744), and the
+    # exact integer (hundreds of thousands of digits for a million rows) is
+    # never built.
+    log_comb = math.lgamma(x + y + 1) - math.lgamma(x + 1) - math.lgamma(y + 1)
+    if log_comb > 760.0:
+        return 0.0
+    return (2 if x == y else 1) / math.comb(x + y, x)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import norm
 
-from skprivacy.utils import identity_pairs
+from skprivacy.utils import IdentityData, identity_pairs
 from skprivacy.utils._sklearn import check_is_fitted
 
 __all__ = ["AuditDescription", "estimate_seconds", "format_value"]
@@ -209,6 +209,11 @@ def estimate_seconds(estimator, data):
     >>> estimate_seconds(GaussMechAuditor(), data) < 1
     True
     """
+    if not isinstance(data, IdentityData):
+        raise TypeError(
+            "data must be the IdentityData that validate_identity_data returns "
+            f"for the audited rows; got {type(data).__name__}."
+        )
     model = getattr(estimator, "_estimate_seconds", None)
     if model is None:
         return 0.0

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.auditors._ceilings import (
+    _MAX_ROWS,
     mmd_certificate_ceiling,
     mmd_rows_needed,
     permutation_p_value_floor,
@@ -72,27 +73,44 @@ def smallest_resolvable_far(n_comparisons, *, confidence=0.95):
     >>> round(smallest_resolvable_far(30_000) * 1e4, 3)  # about 3 / n
     0.999
     """
-    n = np.asarray(n_comparisons, dtype=np.float64)
+    n = np.asarray(n_comparisons)
+    numbers = n.dtype.kind in "biuf" or (  # object: Python ints beyond int64
+        n.dtype.kind == "O" and all(isinstance(v, Real) for v in n.ravel())
+    )
+    if not numbers:
+        raise TypeError(
+            f"n_comparisons must hold numbers of comparisons; got dtype {n.dtype}."
+        )
+    n = n.astype(np.float64)
     if not np.all(n > 0):
-        raise ValueError("n_comparisons must be > 0.")
+        raise ValueError(f"n_comparisons must be > 0 (no NaN); got {n_comparisons!r}.")
     far = -np.expm1(np.log1p(-confidence) / n)
     return far.item() if far.ndim == 0 else far
 
 
+_ROUNDING_STEPS = 3
+
+
 def _rows_for_far(far, n_identities, confidence):
-    """Rows per identity whose impostor comparisons resolve ``far`` (0 accepts)."""
+    """Rows per identity whose impostor comparisons resolve ``far`` (0 accepts).
+
+    None beyond ``_MAX_ROWS`` (the limit of the other rows_needed searches).
+    """
     needed = math.log1p(-confidence) / math.log1p(-far)  # n with 1 - a^(1/n) <= far
     pairs = n_identities * (n_identities - 1) // 2
     rows = max(2, math.ceil(math.sqrt(needed / pairs)))
-    while (
-        rows > 2
-        and smallest_resolvable_far(pairs * (rows - 1) ** 2, confidence=confidence)
-        <= far
-    ):
+    # The closed form and the bound round differently: a step or two settles
+    # them (no more: at tiny ``far`` the bound is flat across many rows).
+    for _ in range(_ROUNDING_STEPS):
+        fewer = smallest_resolvable_far(pairs * (rows - 1) ** 2, confidence=confidence)
+        if rows <= 2 or fewer > far:
+            break
         rows -= 1
-    while smallest_resolvable_far(pairs * rows**2, confidence=confidence) > far:
+    for _ in range(_ROUNDING_STEPS):
+        if smallest_resolvable_far(pairs * rows**2, confidence=confidence) <= far:
+            break
         rows += 1
-    return rows
+    return rows if rows <= _MAX_ROWS else None
 
 
 @validate_params(
@@ -212,6 +230,12 @@ def plan_audit(
         mmd_needed = mmd_rows_needed(epsilon, **mmd)
     except ValueError:
         mmd_needed = None
+    try:
+        rocht_needed = rocht_rows_needed(epsilon, test_size=test_size, **cert)
+    except ValueError:  # beyond the row counts it searches
+        rocht_needed = None
+    far_needed = _rows_for_far(far, n_id, confidence)
+    beyond = f"; more than {_MAX_ROWS} rows per identity needed"
     p_needed = next(
         r for r in range(2, 10_000) if permutation_p_value_floor(r, r) < alpha
     )
@@ -233,12 +257,13 @@ def plan_audit(
         row(
             "rocht_certificate",
             "certificate",
-            f"simultaneous over {family} pairs at confidence {confidence:g}",
+            f"simultaneous over {family} pairs at confidence {confidence:g}"
+            + ("" if rocht_needed is not None else beyond),
             n_comparisons=family,
             test_rows_per_identity=n_test,
             ceiling=rocht_certificate_ceiling(n_test, n_test, **cert),
             target=f"epsilon > {epsilon:g}",
-            rows_needed=rocht_rows_needed(epsilon, test_size=test_size, **cert),
+            rows_needed=rocht_needed,
         ),
         row(
             "mmdtv_certificate",
@@ -261,11 +286,12 @@ def plan_audit(
         row(
             "verification",
             "TAR at FAR",
-            "0 false accepts among every impostor comparison",
+            "0 false accepts among every impostor comparison"
+            + ("" if far_needed is not None else beyond),
             n_comparisons=n_impostor,
             smallest_far=smallest_resolvable_far(n_impostor, confidence=confidence),
             target=f"FAR <= {far:g}",
-            rows_needed=_rows_for_far(far, n_id, confidence),
+            rows_needed=far_needed,
         ),
     ]
     plan = pd.DataFrame(table, columns=list(PLAN_COLUMNS))

@@ -161,6 +161,11 @@ def select_feature_columns(frame, *, id_column, features=None, exclude=None):
     for option, text in (("features", features), ("exclude", exclude)):
         if text is None:
             continue
+        if not isinstance(text, str):
+            raise TypeError(
+                f"{option} must be a regular expression (a str) matching column "
+                f"names, e.g. '^e\\d+$'; got {type(text).__name__} {text!r}."
+            )
         try:
             patterns[option] = re.compile(text)
         except re.error as exc:

@@ -80,6 +80,12 @@ def membership_auc(member, score):
     >>> membership_auc([1, 1, 0, 0], [0.9, 0.4, 0.5, 0.1])
     0.75
     """
+    member, score = _check_member_score(member, score)
+    return auc_ignoring_nan(member, score)
+
+
+def _check_member_score(member, score):
+    """Binary ``member`` and real ``score`` of one length (infinity ranked, no NaN)."""
     n_member = len(member) if hasattr(member, "__len__") else None
     n_score = len(score) if hasattr(score, "__len__") else None
     if n_member is not None and n_score is not None and n_member != n_score:
@@ -93,7 +99,7 @@ def membership_auc(member, score):
     score = check_scores(
         score, name="score", n_samples=member.shape[0], allow_infinite=True
     )
-    return auc_ignoring_nan(member, score)
+    return member, score
 
 
 def auc_ignoring_nan(member, score):
@@ -314,7 +320,8 @@ def membership_roc_curve(member, score):
 
     Unlike :func:`sklearn.metrics.roc_curve`, infinite scores are accepted
     (``vmf_kappa`` is infinite when all probes coincide), no point is dropped
-    and the score is never re-oriented. NaN scores are left out.
+    and the score is never re-oriented. A NaN score is an error naming its
+    row, as in :func:`membership_auc`.
 
     Parameters
     ----------
@@ -331,6 +338,12 @@ def membership_roc_curve(member, score):
         ``+inf`` (nobody accepted), then the distinct scores in decreasing
         order.
 
+    Raises
+    ------
+    ValueError
+        If the lengths differ, ``member`` is not binary or has one group only,
+        or a score is NaN (the message names the rows).
+
     Examples
     --------
     >>> from skprivacy.membership import membership_roc_curve
@@ -338,13 +351,14 @@ def membership_roc_curve(member, score):
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
-    member = np.asarray(member).astype(bool)
+    member, score = _check_member_score(member, score)
+    return roc_curve_ignoring_nan(member, score)
+
+
+def roc_curve_ignoring_nan(member, score):
+    """:func:`membership_roc_curve` over the identities whose score is not NaN."""
+    member = np.asarray(member, dtype=bool)
     score = np.asarray(score, dtype=np.float64)
-    if member.shape != score.shape or member.ndim != 1:
-        raise ValueError(
-            "member and score must be 1-D of the same length; got shapes "
-            f"{member.shape} and {score.shape}."
-        )
     ok = ~np.isnan(score)
     member, score = member[ok], score[ok]
     pos = np.sort(score[member])
@@ -374,7 +388,7 @@ def _tpr_at_fpr_sweep(member, score, fprs):
     member = np.asarray(member, dtype=bool)
     ok = ~np.isnan(np.asarray(score, dtype=np.float64))
     n1, n0 = int(member[ok].sum()), int((~member[ok]).sum())
-    fpr, tpr, thresholds = membership_roc_curve(member, score)
+    fpr, tpr, thresholds = roc_curve_ignoring_nan(member, score)
     fp = np.rint(fpr * n0).astype(np.int64)
     tp = np.rint(tpr * n1).astype(np.int64)
     out = []

@@ -8,9 +8,8 @@ import pandas as pd
 from skprivacy.membership import (
     MembershipGeometry,
     audit_reference_sets,
-    membership_roc_curve,
 )
-from skprivacy.membership._geometry import auc_ignoring_nan
+from skprivacy.membership._geometry import auc_ignoring_nan, roc_curve_ignoring_nan
 from skprivacy.plotting._base import (
     check_fitted,
     draw_distributions,
@@ -504,7 +503,7 @@ class MembershipROCDisplay:
         member = np.asarray(member).astype(bool)
         curves, aucs = {}, {}
         for name, score in scores.items():
-            fpr, tpr, _ = membership_roc_curve(member, score)
+            fpr, tpr, _ = roc_curve_ignoring_nan(member, score)
             curves[name] = (fpr, tpr)
             aucs[name] = auc_ignoring_nan(member, score)
         display = cls(curves=curves, roc_auc=aucs, n_nonmembers=int((~member).sum()))

@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from skprivacy.utils import check_generator
+from skprivacy.utils import check_generator, check_identity_labels, check_scores
 from skprivacy.utils._resample import multinomial_draws, order_statistic_interval
 from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
 
@@ -165,6 +165,8 @@ def _check_tables(pairs):
         missing = [c for c in _ID_COLUMNS if c not in table.columns]
         if missing:
             raise ValueError(f"pairs[{name!r}] has no column(s) {missing}.")
+        for column in _ID_COLUMNS:
+            check_identity_labels(table[column], name=f"pairs[{name!r}][{column!r}]")
         same = (table["id_a"] == table["id_b"]).to_numpy()
         if same.any():
             raise ValueError(
@@ -172,7 +174,28 @@ def _check_tables(pairs):
                 "row(s); every row must be a pair of two different identities."
             )
         out[str(name)] = table
+    # Labels of one kind across every table: 1 and "1" are not one identity.
+    check_identity_labels(
+        pd.concat([t[c] for t in out.values() for c in _ID_COLUMNS], ignore_index=True),
+        name="the id_a and id_b columns of pairs",
+    )
     return out
+
+
+def _method_values(table, column, condition):
+    """Return a method's per-pair values as floats (NaN: a pair not audited)."""
+    values = table[column]
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=np.float64)
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = np.flatnonzero((values.notna() & numbers.isna()).to_numpy())
+    if bad.size:
+        raise TypeError(
+            f"pairs[{condition!r}][{column!r}] must hold numbers (NaN for a pair "
+            f"not audited); got {values.iloc[bad[0]]!r} at row(s) "
+            f"{', '.join(map(str, bad[:10]))}."
+        )
+    return numbers.to_numpy(dtype=np.float64)
 
 
 @validate_params(
@@ -218,14 +241,14 @@ def table_i(pairs, *, methods=None):
     for stat, f in (("median", np.median), ("max", np.max)):
         for column, method in columns.items():
             table[f"{method} {stat}"] = [
-                _statistic(t, column, f) for t in tables.values()
+                _statistic(t, column, f, name) for name, t in tables.items()
             ]
     return table
 
 
-def _statistic(table, column, f):
+def _statistic(table, column, f, condition):
     """``f`` of a column when every pair has a value, else NaN."""
-    v = table[column].to_numpy(dtype=np.float64) if column in table else np.zeros(0)
+    v = _method_values(table, column, condition) if column in table else np.zeros(0)
     return float(f(v)) if v.size and not np.isnan(v).any() else np.nan
 
 
@@ -447,7 +470,7 @@ def compare_conditions(
         for column, method in columns.items():
             if column not in table.columns:
                 continue
-            values = table[column].to_numpy(dtype=np.float64)
+            values = _method_values(table, column, name)
             if n == 0 or np.isnan(values).any():
                 empty = np.full(n_resamples, np.nan)
                 cells.append((name, method, np.nan, empty, empty))
@@ -531,6 +554,17 @@ def compare_conditions(
     )
 
 
+_COMPARISON_COLUMNS = (
+    "condition_a",
+    "condition_b",
+    "method",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "resolved",
+)
+
+
 def _plural(n, word):
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -575,6 +609,12 @@ def comparison_sentence(comparison, *, confidence=0.95):
     >>> comparison_sentence(table)
     'a leaks more than b on 2 of 3 methods (95 % simultaneous)'
     """
+    missing = [c for c in _COMPARISON_COLUMNS if c not in comparison.columns]
+    if missing:
+        raise ValueError(
+            f"comparison has no column(s) {missing}: pass the comparison table "
+            "of compare_conditions."
+        )
     pct = f"{100 * confidence:g} %"
     clauses = []
     groups = comparison.groupby(["condition_a", "condition_b"], sort=False)
@@ -679,15 +719,16 @@ def identity_rate_interval(
     >>> round(rate, 3), bool(low < rate < high)
     (0.667, True)
     """
-    hits = np.asarray(hits, dtype=np.float64).ravel()
-    groups = np.asarray(groups).ravel()
-    if hits.shape != groups.shape or hits.size == 0:
+    hits = check_scores(hits, name="hits")
+    n_groups = len(groups) if hasattr(groups, "__len__") else None
+    if n_groups is not None and n_groups != hits.size:
         raise ValueError(
-            "hits and groups must be 1-D with one entry per row and at least one "
-            f"row; got {hits.shape[0]} hits and {groups.shape[0]} group labels."
+            "hits and groups must have one entry per row; got "
+            f"{hits.size} hits and {n_groups} group labels."
         )
+    groups = check_identity_labels(groups, name="groups", n_samples=hits.size)
     if not np.all((hits >= 0) & (hits <= 1)):
-        raise ValueError("hits must hold per-row outcomes in [0, 1] (no NaN).")
+        raise ValueError("hits must hold per-row outcomes in [0, 1].")
     codes, uniques = pd.factorize(groups)
     n_ids = len(uniques)
     h = np.bincount(codes, weights=hits, minlength=n_ids)

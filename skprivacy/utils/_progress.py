@@ -10,11 +10,24 @@ Loops that only print a line per step call the helper itself:
 ``say = Progress("sweep", verbose); say("scale 0.5")``.
 """
 
+import math
 import sys
 import threading
 import time
+from numbers import Integral, Real
 
 __all__ = ["Progress", "SharedPlan"]
+
+
+def _amount(value, name, *, positive=False):
+    """Return a finite number >= 0 (> 0 with ``positive``) as a float, or raise."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}.")
+    return value
 
 
 def _clock(seconds):
@@ -65,6 +78,10 @@ class Progress:
     def __init__(
         self, name="skprivacy", verbose=1, *, stream=None, tty=None, interval=10.0
     ):
+        if not isinstance(verbose, Integral):  # bool is an Integral too
+            raise TypeError(
+                f"verbose must be an int or a bool; got {type(verbose).__name__}."
+            )
         self.name = name
         self.verbose = verbose
         self.stream = sys.stdout if stream is None else stream
@@ -72,7 +89,7 @@ class Progress:
             isatty = getattr(self.stream, "isatty", None)
             tty = bool(isatty()) if callable(isatty) else False
         self.tty = tty
-        self.interval = interval
+        self.interval = _amount(interval, "interval", positive=True)
         self.total = None
         self.done = 0.0
         self.stage = ""
@@ -108,6 +125,7 @@ class Progress:
         total : float
             The sum of the weights of every stage to come.
         """
+        total = _amount(total, "total")
         with self._lock:
             self.total = float(max(total, 1e-12))
 
@@ -121,10 +139,11 @@ class Progress:
         weight : float, default=1.0
             Its expected cost, in the units of :meth:`plan` (e.g. seconds).
         """
+        weight = _amount(weight, "weight")
         with self._lock:
             self.running = True
             self.stage = stage
-            self.stage_weight = float(weight)
+            self.stage_weight = weight
             self.stage_t0 = time.monotonic()
         self._show(f"{stage} ...")
 
