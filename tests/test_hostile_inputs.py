@@ -3497,6 +3497,688 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             equals(2),
         )
     )
+
+    # -- records, progress and provenance ------------------------------------
+    T["AuditDescription"] = NotApplicable(
+        "the record a fitted auditor's describe() returns (its numbers are the "
+        "auditor's, covered by the auditor's entry)"
+    )
+    hand_comparison = pd.DataFrame(
+        {
+            "condition_a": ["a"] * 3,
+            "condition_b": ["b"] * 3,
+            "method": ["GaussMech", "MMD-TV", "KDE-LR"],
+            "difference": [80.0, 0.3, -1.0],
+            "ci_low": [40.0, 0.1, -3.0],
+            "ci_high": [120.0, 0.5, 1.0],
+            "resolved": [True, True, False],
+        }
+    )
+    two_of_three = "a leaks more than b on 2 of 3 methods (95 % simultaneous)"
+    T["ConditionComparison"] = [
+        Ok(
+            "sentence() of a table by hand",
+            lambda: (
+                ST.ConditionComparison(
+                    table_i_intervals=pd.DataFrame(),
+                    comparison=hand_comparison,
+                    confidence=0.95,
+                    n_resamples=10,
+                    n_identities=3,
+                ).sentence()
+                == two_of_three
+            ),
+            equals(1.0),
+        ),
+        Err(
+            "a comparison without its columns",
+            lambda: ST.ConditionComparison(
+                pd.DataFrame(), pd.DataFrame({"x": [1]}), 0.95, 10, 3
+            ).sentence(),
+            ValueError,
+            "comparison has no column(s) ['condition_a'",
+        ),
+    ]
+    T["comparison_sentence"] = [
+        Ok(
+            "2 of 3 intervals above 0",
+            lambda: ST.comparison_sentence(hand_comparison) == two_of_three,
+            equals(1.0),
+        ),
+        Ok(
+            "no interval resolved, 90 %",
+            lambda: (
+                ST.comparison_sentence(
+                    hand_comparison.assign(resolved=False), confidence=0.9
+                )
+                == "no difference resolved between a and b (90 % simultaneous over 3 "
+                "methods)"
+            ),
+            equals(1.0),
+        ),
+        Err(
+            "an empty table",
+            lambda: ST.comparison_sentence(pd.DataFrame()),
+            ValueError,
+            "comparison has no column(s)",
+        ),
+        Err(
+            "NaN confidence",
+            lambda: ST.comparison_sentence(hand_comparison, confidence=np.nan),
+            ValueError,
+            "The 'confidence' parameter",
+        ),
+    ]
+
+    def _progress_line(total, weight):
+        import io
+
+        out = io.StringIO()
+        progress = U.Progress("audit", stream=out, tty=False)
+        progress.plan(total)
+        progress.start("stage", weight)
+        progress.finish()
+        return out.getvalue().splitlines()[-1]
+
+    T["Progress"] = [
+        Ok(
+            "one stage of weight 1 in 4: 25 %",
+            lambda: " 25%" in _progress_line(4.0, 1.0),
+            equals(1.0),
+        ),
+        Ok(
+            "a stage heavier than the plan stops at 100 %",
+            lambda: "100%" in _progress_line(1.0, 5.0),
+            equals(1.0),
+        ),
+        Err("verbose as text", lambda: U.Progress(verbose="a"), TypeError, "verbose"),
+        Err(
+            "NaN interval",
+            lambda: U.Progress(interval=np.nan),
+            ValueError,
+            "interval must be a finite number > 0; got nan",
+        ),
+        Err(
+            "NaN total",
+            lambda: _progress_line(np.nan, 1.0),
+            ValueError,
+            "total must be a finite number >= 0; got nan",
+        ),
+        Err(
+            "infinite weight",
+            lambda: _progress_line(4.0, np.inf),
+            ValueError,
+            "weight must be a finite number >= 0; got inf",
+        ),
+    ]
+    T["RunProvenance"] = [
+        Ok(
+            "metadata kept, generation fields it lacks listed",
+            lambda: (
+                U.RunProvenance("cmd", metadata={"encoder": "r50"}).metadata_record()[
+                    "missing_generation_fields"
+                ]
+                == [f for f in U.GENERATION_FIELDS if f != "encoder"]
+            ),
+            equals(1.0),
+        ),
+        Err(
+            "metadata not a dict",
+            lambda: U.RunProvenance(metadata=5),
+            TypeError,
+            "metadata must be a dict",
+        ),
+        Err(
+            "command line as a list",
+            lambda: U.RunProvenance(["skprivacy", "audit"]),
+            TypeError,
+            "command_line must be the command as one str",
+        ),
+    ]
+
+    def _sha(data):
+        import hashlib
+
+        return int(hashlib.sha256(data).hexdigest(), 16)
+
+    strided = XNAN[::2, ::3]
+    T["array_fingerprint"] = [
+        Ok(
+            "NaN/inf rows of a strided view: C-order bytes",
+            lambda: int(U.array_fingerprint(strided)["sha256"], 16),
+            equals(_sha(np.ascontiguousarray(strided).tobytes()), rtol=0, atol=0),
+        ),
+        Ok(
+            "labels with None: str of each element",
+            lambda: int(U.array_fingerprint(_bad_labels(YT)["None"])["sha256"], 16),
+            equals(
+                _sha("\n".join(map(str, _bad_labels(YT)["None"])).encode()),
+                rtol=0,
+                atol=0,
+            ),
+        ),
+        Ok(
+            "empty array",
+            lambda: int(U.array_fingerprint(np.empty((0, 3)))["sha256"], 16),
+            equals(_sha(b""), rtol=0, atol=0),
+        ),
+        Ok(
+            "float32 and float64 copies differ",
+            lambda: (
+                U.array_fingerprint(XT.astype(np.float32))["sha256"]
+                != U.array_fingerprint(XT)["sha256"]
+            ),
+            equals(1.0),
+        ),
+    ]
+    T["check_metadata"] = [
+        Ok(
+            "numbers, text and lists kept",
+            lambda: (
+                U.check_metadata({"seed": 3, "encoder": "r50", "ids": [1, "a"]})
+                == {"seed": 3, "encoder": "r50", "ids": [1, "a"]}
+            ),
+            equals(1.0),
+        ),
+        Ok("None is no metadata", lambda: U.check_metadata(None) == {}, equals(1.0)),
+        Err(
+            "NaN value",
+            lambda: U.check_metadata({"a": np.nan}),
+            ValueError,
+            "metadata['a'] is nan; give a finite number",
+        ),
+        Err(
+            "a key that is not text",
+            lambda: U.check_metadata({1: "b"}),
+            ValueError,
+            "metadata keys must be non-empty strings",
+        ),
+        Err(
+            "a list of pairs",
+            lambda: U.check_metadata([("a", "b")]),
+            TypeError,
+            "metadata must be a dict",
+        ),
+    ]
+
+    # -- auditors: cost and planning -----------------------------------------
+    def _data(X=XT, y=YT):
+        return q(U.validate_identity_data)(GaussMechAuditor(), X, y)
+
+    T["estimate_seconds"] = [
+        Ok(
+            "an estimator without a cost model: 0",
+            lambda: A.estimate_seconds(ISP(), _data()),
+            equals(0.0),
+        ),
+        Ok(
+            "a pair auditor: a positive finite cost, more for more pairs",
+            lambda: [
+                A.estimate_seconds(GaussMechAuditor(n_pairs=n), _data())
+                for n in (2, 15)
+            ],
+            holds(lambda v: 0 < v[0] < v[1] < np.inf, "finite, growing with pairs"),
+        ),
+        Ok(
+            "rows x 1e200 cost what the unscaled rows cost",
+            lambda: A.estimate_seconds(GaussMechAuditor(), _data(XT * 1e200)),
+            same_as(lambda: A.estimate_seconds(GaussMechAuditor(), _data())),
+        ),
+        Err(
+            "the rows instead of validated data",
+            lambda: A.estimate_seconds(GaussMechAuditor(), XT),
+            TypeError,
+            "data must be the IdentityData that validate_identity_data returns",
+        ),
+    ]
+    T["smallest_resolvable_far"] = [
+        Ok(
+            "30000 comparisons",
+            lambda: A.smallest_resolvable_far(30_000),
+            equals(1 - 0.05 ** (1 / 30_000), rtol=1e-9),
+        ),
+        Ok(
+            "1e200 comparisons (about -ln(alpha) / n)",
+            lambda: A.smallest_resolvable_far([1e200, np.inf]),
+            equals([-math.log(0.05) / 1e200, 0.0], rtol=1e-12, atol=0),
+        ),
+        Ok(
+            "a count beyond int64",
+            lambda: A.smallest_resolvable_far(10**30),
+            equals(-math.log(0.05) / 1e30, rtol=1e-12, atol=0),
+        ),
+        Err(
+            "NaN count",
+            lambda: A.smallest_resolvable_far(np.nan),
+            ValueError,
+            "n_comparisons must be > 0",
+        ),
+        Err(
+            "None in a list",
+            lambda: A.smallest_resolvable_far([1, None]),
+            TypeError,
+            "n_comparisons must hold numbers",
+        ),
+        Err(
+            "text",
+            lambda: A.smallest_resolvable_far(["a"]),
+            TypeError,
+            "n_comparisons must hold numbers",
+        ),
+    ]
+
+    def _plan(*args, **kwargs):
+        return skprivacy.plan_audit(*args, **kwargs).set_index("method")
+
+    T["plan_audit"] = [
+        Ok(
+            "the verification row of 10 identities x 5 rows",
+            lambda: _plan(10, 5).loc["verification", ["n_comparisons", "smallest_far"]],
+            equals([45 * 25, 1 - 0.05 ** (1 / (45 * 25))], rtol=1e-9),
+        ),
+        Ok(
+            "a million identities of a million rows (no exact giant binomial)",
+            lambda: _plan(10**6, 10**6).loc[
+                ["mmd_permutation_test", "verification"],
+                ["smallest_p_value", "smallest_far"],
+            ],
+            equals(
+                [0.0, np.nan, np.nan, -math.log(0.05) / ((10**12 - 10**6) / 2 * 1e12)],
+                rtol=1e-9,
+                atol=0,
+            ),
+        ),
+        Ok(
+            "FAR 1e-300: more rows than any audit, reported missing",
+            lambda: bool(
+                pd.isna(_plan(10, 5, far=1e-300).loc["verification", "rows_needed"])
+            ),
+            equals(1.0),
+        ),
+        Ok(
+            "epsilon 50: no certificate at any searched size, missing",
+            lambda: bool(
+                _plan(10, 5, epsilon=50)
+                .loc[["rocht_certificate", "mmdtv_certificate"], "rows_needed"]
+                .isna()
+                .all()
+            ),
+            equals(1.0),
+        ),
+        Err(
+            "NaN identities",
+            lambda: skprivacy.plan_audit(np.nan, 5),
+            ValueError,
+            "The 'n_identities' parameter",
+        ),
+        Err(
+            "one identity",
+            lambda: skprivacy.plan_audit(1, 5),
+            ValueError,
+            "The 'n_identities' parameter",
+        ),
+    ]
+
+    # -- membership: the ROC curve -------------------------------------------
+    def _roc(member, score):
+        return list(M.membership_roc_curve(member, score)[:2])
+
+    T["membership_roc_curve"] = (
+        binary_label_cases(
+            lambda b: M.membership_roc_curve(b, S8), "member", "members", "non-members"
+        )
+        + score_cases(
+            lambda s: M.membership_roc_curve(B8, s), "score", infinite_ok=True
+        )
+        + [
+            Ok(
+                "every operating point by hand",
+                lambda: _roc(B8, S8),
+                equals(_roc_by_hand(B8, S8)),
+            ),
+            Ok(
+                "an infinite score is a threshold of its own",
+                lambda: _roc(B8, np.r_[S8[:1], np.inf, S8[2:]]),
+                # The first threshold, +inf, accepts nobody (even an inf score).
+                equals(
+                    [
+                        np.r_[0.0, v[1:]]
+                        for v in _roc_by_hand(B8, np.r_[S8[:1], np.inf, S8[2:]])
+                    ]
+                ),
+            ),
+            Ok(
+                "scores x 1e200 (only their order counts)",
+                lambda: _roc(B8, S8 * 1e200),
+                equals(_roc_by_hand(B8, S8)),
+            ),
+            Err(
+                "lengths differ",
+                lambda: M.membership_roc_curve(B8, S8[:-1]),
+                ValueError,
+                "member has 8 entries but score has 7",
+            ),
+        ]
+    )
+
+    # -- datasets: columns of a frame -----------------------------------------
+    def _emb_frame(X=XT):
+        frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(X.shape[1])])
+        frame["shot"] = np.arange(len(X)) % 3
+        return frame
+
+    T["select_features"] = [
+        Ok(
+            "embedding columns, metadata left out",
+            q(lambda: D.select_features(_emb_frame())[0]),
+            equals(XT),
+        ),
+        Ok(
+            "rows x 1e200 are embeddings, not whole-number metadata",
+            q(lambda: D.select_features(_emb_frame(XT * 1e200))[0]),
+            equals(XT * 1e200, rtol=1e-15, atol=0),
+        ),
+        Ok(
+            "an array: columns named by position",
+            lambda: D.select_features(XT)[1] == [str(j) for j in range(12)],
+            equals(1.0),
+        ),
+        Err(
+            "features as a list",
+            lambda: D.select_features(_emb_frame(), features=["e0"]),
+            TypeError,
+            "features must be a regular expression (a str)",
+        ),
+        Err(
+            "features= with an array",
+            lambda: D.select_features(XT, features="e"),
+            ValueError,
+            "features= and exclude= select DataFrame columns by name",
+        ),
+        Err(
+            "a header only",
+            lambda: D.select_features(_emb_frame().iloc[:0]),
+            ValueError,
+            "the table has no rows (a header only)",
+        ),
+    ]
+
+    # -- sanitize: the file pipeline -------------------------------------------
+    def _sanitized(X=XT, y=YT, **kwargs):
+        import tempfile
+        from pathlib import Path
+
+        frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(X.shape[1])])
+        frame.insert(0, "identity", y)
+        root = Path(tempfile.mkdtemp())
+        frame.to_csv(root / "emb.csv", index=False)
+        q(SA.sanitize_file)(
+            root / "emb.csv",
+            root / "out",
+            n_components=2,
+            leakage_summary=False,
+            **kwargs,
+        )
+        out = pd.read_csv(root / "out" / "sanitized.csv.gz")
+        return out[[f"e{j}" for j in range(X.shape[1])]].to_numpy()
+
+    def _isp(keep):
+        return q(ISP(n_components=2).fit)(XT[keep], YT[keep]).transform(XT)
+
+    everyone = np.ones(len(YT), dtype=bool)
+    but_3 = everyone.copy()
+    but_3[3] = False
+    text_cell = XT.astype(object)
+    text_cell[5, 3] = "x"
+    T["sanitize_file"] = [
+        Ok(
+            "equals ISP fitted on the whole file",
+            lambda: _sanitized(),
+            same_as(lambda: _isp(everyone), atol=1e-12),
+        ),
+        Ok(
+            "a row without identity: sanitised, not used to fit",
+            lambda: _sanitized(y=_bad_labels(YT)["None"]),
+            same_as(lambda: _isp(but_3), atol=1e-12),
+        ),
+        Ok(
+            "NaN and inf rows: not used to fit, the others as without them",
+            lambda: _sanitized(X=XNAN)[KEEP],
+            same_as(lambda: _isp(KEEP)[KEEP], atol=1e-12),
+        ),
+        Ok(
+            "rows x 1e200 (rows are L2-normalised)",
+            lambda: _sanitized(X=XT * 1e200),
+            same_as(lambda: _isp(everyone), atol=1e-12),
+        ),
+        Err(
+            "rows x 1e-200 (norm <= 1e-6: dropped)",
+            lambda: _sanitized(X=XT * 1e-200),
+            ValueError,
+            "Every row was dropped",
+        ),
+        Err(
+            "one identity",
+            lambda: _sanitized(y=np.zeros_like(YT)),
+            ValueError,
+            "fewer than 2 identities with usable rows",
+        ),
+        Err(
+            "a header only",
+            lambda: _sanitized(X=XT[:0], y=YT[:0]),
+            ValueError,
+            "the table has no rows (a header only)",
+        ),
+        Err(
+            "a text cell in an embedding column",
+            lambda: _sanitized(X=text_cell),
+            ValueError,
+            "column 'e3' looks numeric but row 5 holds 'x'",
+        ),
+        Err(
+            "features as a list",
+            lambda: _sanitized(features=["e0"]),
+            TypeError,
+            "features must be a regular expression (a str)",
+        ),
+    ]
+
+    # -- stats: conditions and rates -------------------------------------------
+    id_a, id_b = np.triu_indices(6, 1)
+    eps = np.linspace(0.5, 3.0, id_a.size) ** 2
+    pairs_a = pd.DataFrame({"id_a": id_a, "id_b": id_b, "eps": eps})
+    pairs_b = pairs_a.assign(eps=eps[::-1] * 0.5)
+
+    def _with_ids(bad):
+        """``pairs_a`` whose id_a column is ``bad`` (a missing label at row 3)."""
+        return {"a": pairs_a.assign(id_a=pd.Series(bad[: len(pairs_a)], dtype=object))}
+
+    text_eps = pairs_a.assign(eps=pairs_a["eps"].astype(object))
+    text_eps.loc[2, "eps"] = "x"
+    ids15 = np.arange(15) % 6
+
+    def _id_label_cases(run):
+        cases = []
+        for what, fragment in (
+            ("None", "pairs['a']['id_a'] has 1 missing label(s)"),
+            ("NaN", "pairs['a']['id_a'] has 1 missing label(s)"),
+            ("mixed", "pairs['a']['id_a'] mixes label types"),
+        ):
+            bad = _bad_labels(ids15)[what]
+            cases.append(
+                Err(
+                    f"id_a with {what}",
+                    lambda b=bad: run(_with_ids(b)),
+                    ValueError,
+                    fragment,
+                )
+            )
+        return cases
+
+    T["table_i"] = _id_label_cases(ST.table_i) + [
+        Ok(
+            "median and max by hand",
+            lambda: ST.table_i({"a": pairs_a, "b": pairs_b}).to_numpy(),
+            equals(
+                [
+                    [np.median(eps), np.max(eps)],
+                    [np.median(eps * 0.5), np.max(eps * 0.5)],
+                ]
+            ),
+        ),
+        Ok(
+            "a NaN value: the method did not audit every pair",
+            lambda: ST.table_i({"a": pairs_a.assign(eps=np.r_[np.nan, eps[1:]])}),
+            equals([np.nan, np.nan]),
+        ),
+        Ok(
+            "values x 1e200 and an infinite one",
+            lambda: ST.table_i(
+                {"a": pairs_a.assign(eps=np.r_[np.inf, eps[1:]] * 1e200)}
+            ),
+            equals([np.median(np.r_[np.inf, eps[1:]]) * 1e200, np.inf], rtol=1e-15),
+        ),
+        Err(
+            "a text value",
+            lambda: ST.table_i({"a": text_eps}, methods=["eps"]),
+            TypeError,
+            "pairs['a']['eps'] must hold numbers (NaN for a pair not audited); got 'x' "
+            "at row(s) 2",
+        ),
+        Err("no condition", lambda: ST.table_i({}), ValueError, "non-empty dict"),
+        Err(
+            "an identity paired with itself",
+            lambda: ST.table_i({"a": pairs_a.assign(id_b=pairs_a["id_a"])}),
+            ValueError,
+            "pairs an identity with itself",
+        ),
+    ]
+
+    def _compare(pairs, **kwargs):
+        return ST.compare_conditions(pairs, n_resamples=200, random_state=0, **kwargs)
+
+    T["compare_conditions"] = _id_label_cases(_compare) + [
+        Ok(
+            "medians by hand, every identity resampled",
+            lambda: [
+                _compare({"a": pairs_a, "b": pairs_b}).table_i_intervals["median"],
+                _compare({"a": pairs_a}).n_identities,
+            ],
+            equals([np.median(eps), np.median(eps * 0.5), 6]),
+        ),
+        Ok(
+            "the difference of the medians",
+            lambda: _compare({"a": pairs_a, "b": pairs_b}).comparison["difference"],
+            equals([np.median(eps) - np.median(eps * 0.5)]),
+        ),
+        Ok(
+            "values x 1e200: medians and intervals scale",
+            lambda: _compare({"a": pairs_a.assign(eps=eps * 1e200)}).table_i_intervals[
+                ["median", "ci_low", "ci_high"]
+            ],
+            same_as(
+                lambda: (
+                    _compare({"a": pairs_a}).table_i_intervals[
+                        ["median", "ci_low", "ci_high"]
+                    ]
+                    * 1e200
+                ),
+                rtol=1e-12,
+                atol=0,
+            ),
+        ),
+        Ok(
+            "a Generator seeds as its int does",
+            lambda: _compare({"a": pairs_a}).table_i_intervals[["ci_low", "ci_high"]],
+            same_as(
+                lambda: ST.compare_conditions(
+                    {"a": pairs_a},
+                    n_resamples=200,
+                    random_state=np.random.default_rng(0),
+                ).table_i_intervals[["ci_low", "ci_high"]],
+                rtol=0,
+                atol=0,
+            ),
+        ),
+        Err(
+            "a text value",
+            lambda: _compare({"a": text_eps}, methods=["eps"]),
+            TypeError,
+            "pairs['a']['eps'] must hold numbers",
+        ),
+        Err(
+            "ids 1 and '1' across conditions",
+            lambda: _compare(
+                {
+                    "a": pairs_a,
+                    "b": pairs_a.assign(
+                        id_a=pairs_a["id_a"].astype(str),
+                        id_b=pairs_a["id_b"].astype(str),
+                    ),
+                }
+            ),
+            ValueError,
+            "the id_a and id_b columns of pairs mixes label types",
+        ),
+        Err("no condition", lambda: _compare({}), ValueError, "non-empty dict"),
+    ]
+
+    hits = np.array([1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1], dtype=float)
+    groups = np.repeat(np.arange(4), 3)
+
+    def _rate(h=hits, g=groups, **kwargs):
+        kwargs.setdefault("random_state", 0)
+        return ST.identity_rate_interval(h, g, n_resamples=500, **kwargs)
+
+    nan_hit = hits.copy()
+    nan_hit[1] = np.nan
+    T["identity_rate_interval"] = label_cases(
+        lambda b: _rate(g=b), "groups", y=groups
+    ) + [
+        Ok(
+            "the rate is the mean of the hits; the interval holds it",
+            lambda: _rate(),
+            holds(
+                lambda v: v[0] == hits.mean() and 0 <= v[1] < v[0] < v[2] <= 1,
+                "rate inside [low, high] within [0, 1]",
+            ),
+        ),
+        Ok(
+            "one identity: every replicate is the rate",
+            lambda: _rate(g=np.zeros(12, int)),
+            equals([hits.mean()] * 3),
+        ),
+        Ok(
+            "a Generator seeds as its int does",
+            lambda: _rate(random_state=np.random.default_rng(0)),
+            same_as(lambda: _rate(), rtol=0, atol=0),
+        ),
+        Err(
+            "a NaN hit",
+            lambda: _rate(h=nan_hit),
+            ValueError,
+            "hits has 1 non-finite value(s) (NaN or infinity) at row(s) 1",
+        ),
+        Err(
+            "text hits",
+            lambda: _rate(h=hits.astype(str)),
+            TypeError,
+            "hits must be numeric",
+        ),
+        Err(
+            "a hit of 2",
+            lambda: _rate(h=hits * 2),
+            ValueError,
+            "hits must hold per-row outcomes in [0, 1]",
+        ),
+        Err("empty", lambda: _rate(h=[], g=[]), ValueError, "hits is empty"),
+        Err(
+            "lengths differ",
+            lambda: _rate(g=groups[:-1]),
+            ValueError,
+            "got 12 hits and 11 group labels",
+        ),
+    ]
     return T
 
 

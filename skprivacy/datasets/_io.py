@@ -64,7 +64,11 @@ def _exclusion_reason(column, values):
     distinct = finite.nunique()
     if distinct == 1:
         return "constant"
-    if np.array_equal(finite.to_numpy(), np.round(finite.to_numpy())):
+    v = finite.to_numpy()
+    # Beyond 1/eps (2**53 in float64) every float is whole: such magnitudes
+    # (embeddings at scale 1e200) say nothing about metadata.
+    exact = 1.0 / np.finfo(v.dtype).eps if v.dtype.kind == "f" else np.inf
+    if np.abs(v).max() < exact and np.array_equal(v, np.round(v)):
         n = len(values)
         if np.array_equal(values.to_numpy(), np.arange(n)) or np.array_equal(
             values.to_numpy(), np.arange(1, n + 1)
@@ -172,6 +176,11 @@ def select_feature_columns(frame, *, id_column, features=None, exclude=None):
             raise ValueError(
                 f"invalid regular expression for {option}: {text!r} ({exc})"
             ) from exc
+    if len(frame) == 0 and "features" not in patterns:
+        raise ValueError(
+            "the table has no rows (a header only): no embeddings to choose "
+            "columns from."
+        )
     excluded = {}
     candidates = []
     for column in frame.columns:

@@ -113,6 +113,11 @@ class RunProvenance:
     """
 
     def __init__(self, command_line=None, *, metadata=None):
+        if command_line is not None and not isinstance(command_line, str):
+            raise TypeError(
+                "command_line must be the command as one str (e.g. "
+                f"shlex.join(argv)) or None; got {type(command_line).__name__}."
+            )
         self.command_line = command_line
         self.metadata = check_metadata(metadata)
         self.start_time = _now()
