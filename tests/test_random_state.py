@@ -72,6 +72,7 @@ def _recipes():
         MMDTVAuditor,
         OpenSetVerificationAuditor,
         PrototypeAttacker,
+        ReidentificationAuditor,
         RenyiPressure,
         RetrievalAttacker,
         ROCHTAuditor,
@@ -87,7 +88,7 @@ def _recipes():
     )
     from skprivacy.membership import prototype_ce
     from skprivacy.pressure import attacker_ladder
-    from skprivacy.sanitize import attribute_probe_accuracy
+    from skprivacy.sanitize import ISP, attribute_probe_accuracy, select_rank
     from skprivacy.stats import compare_conditions, identity_rate_interval, mmd_test
     from skprivacy.utils import identity_pairs
 
@@ -103,6 +104,9 @@ def _recipes():
         "INLP": _fit(INLP(n_components=2, max_iter=2), X, IDS),
         "OpenSetVerificationAuditor": _fit(OpenSetVerificationAuditor(), X, IDS),
         "RetrievalAttacker": _fit(RetrievalAttacker(), X, IDS, then=proba),
+        "ReidentificationAuditor": _fit(
+            ReidentificationAuditor(n_bootstrap=50), X, IDS
+        ),
         "PrototypeAttacker": _fit(PrototypeAttacker(), X, IDS, then=proba),
         "GraphAttacker": _fit(GraphAttacker(), X, IDS, then=proba),
         "MLPAttacker": _fit(MLPAttacker(hidden_layer_sizes=4), X, IDS, then=proba),
@@ -143,6 +147,11 @@ def _recipes():
             if k in ("A0 retrieval", "A2 prototype")
         },
         "attribute_probe_accuracy": _call(attribute_probe_accuracy, X, IDS % 2, cv=2),
+        "select_rank": lambda rs: (
+            select_rank(
+                ISP(), X, IDS, target=0.3, cv=2, ranks=[1, 2], random_state=rs
+            ).table_
+        ),
         "mmd_test": _call(mmd_test, X[:8], X[8:16], n_permutations=49),
         "compare_conditions": _call(
             compare_conditions,

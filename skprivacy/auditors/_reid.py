@@ -25,6 +25,7 @@ from skprivacy.utils import (
 )
 from skprivacy.utils._identity import group_by_identity
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     Interval,
     StrOptions,
     _fit_context,
@@ -424,7 +425,7 @@ class ReidentificationAuditor(BaseEstimator):
         ``joblib.parallel_config(backend="dask")`` sends them to a dask
         cluster). ``None`` means one joblib worker, but the blocks are still
         spread over the threads the BLAS would use.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the query sample and the bootstrap.
 
     Attributes
@@ -568,7 +569,7 @@ class ReidentificationAuditor(BaseEstimator):
         "exclude_duplicates": ["boolean"],
         "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(

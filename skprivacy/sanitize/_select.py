@@ -30,6 +30,7 @@ from skprivacy.utils import (
     validate_identity_data,
 )
 from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
     HasMethods,
     Interval,
     StrOptions,
@@ -141,7 +142,7 @@ def _identity_data(F, codes):
         "ranks": ["array-like", None],
         "param_name": [str],
         "max_impostor_pairs": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
         "n_jobs": [Integral, None],
     },
     prefer_skip_nested_validation=False,
@@ -224,7 +225,7 @@ def select_rank(
         Impostor pairs are every within-fold pair of different identities
         when there are at most this many, otherwise a seeded sample of this
         many (drawn from each fold in proportion).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the impostor sample and the re-identification query sample.
     n_jobs : int, default=None
         Folds fitted in parallel through joblib.
