@@ -20,6 +20,7 @@ the test asserts there are none. The hostile-input table
 
 import importlib
 import inspect
+import pkgutil
 import traceback
 import warnings
 
@@ -28,20 +29,13 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator
 
+import skprivacy
 from skprivacy.datasets import make_identity_embeddings
 
-MODULES = [
-    "skprivacy",
-    "skprivacy.auditors",
-    "skprivacy.datasets",
-    "skprivacy.membership",
-    "skprivacy.metrics",
-    "skprivacy.plotting",
-    "skprivacy.pressure",
-    "skprivacy.report",
-    "skprivacy.sanitize",
-    "skprivacy.stats",
-    "skprivacy.utils",
+MODULES = ["skprivacy"] + [
+    f"skprivacy.{m.name}"
+    for m in pkgutil.iter_modules(skprivacy.__path__)
+    if not m.name.startswith("_") and m.ispkg
 ]
 INTERNALS = (
     "ufunc",
@@ -126,7 +120,7 @@ def _public():
     out = {}
     for module_name in MODULES:
         module = importlib.import_module(module_name)
-        for name in module.__all__:
+        for name in getattr(module, "__all__", []):
             out.setdefault(name, getattr(module, name))
     return out
 

@@ -32,6 +32,16 @@ __all__ = [
 ]
 
 _ID_COLUMNS = ("id_a", "id_b")
+# Columns of the comparison table of compare_conditions.
+_COMPARISON_COLUMNS = (
+    "condition_a",
+    "condition_b",
+    "method",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "resolved",
+)
 # Columns of a per-pair table that are never a per-method statistic.
 _NOT_METHODS = frozenset({"id_a", "id_b", "pair_rank", "condition"})
 # Bound on the cells of one block of replicates (weights x pairs), ~32 MB.
@@ -532,18 +542,7 @@ def compare_conditions(
                 "resolved": bool(lo > 0 or hi < 0),
             }
         )
-    comparison = pd.DataFrame(
-        rows,
-        columns=[
-            "condition_a",
-            "condition_b",
-            "method",
-            "difference",
-            "ci_low",
-            "ci_high",
-            "resolved",
-        ],
-    )
+    comparison = pd.DataFrame(rows, columns=list(_COMPARISON_COLUMNS))
     comparison["resolved"] = comparison["resolved"].astype(bool)
     return ConditionComparison(
         table_i_intervals=intervals,
@@ -552,17 +551,6 @@ def compare_conditions(
         n_resamples=int(n_resamples),
         n_identities=int(n_ids),
     )
-
-
-_COMPARISON_COLUMNS = (
-    "condition_a",
-    "condition_b",
-    "method",
-    "difference",
-    "ci_low",
-    "ci_high",
-    "resolved",
-)
 
 
 def _plural(n, word):
