@@ -486,18 +486,12 @@ class BasePairAuditor(BaseEstimator):
         chunks = [np.asarray(c, dtype=np.intp) for c in self._make_chunks(data, pairs)]
         layout, state_values = _flatten(context.state)
         arrays = [getattr(data, f) for f in _DATA_FIELDS] + state_values
+        # What every chunk shares, after its pairs.
+        shared = (context.n_pairs_total, context.seed, data.drop_report, layout)
         if self._in_process(data, pairs):
 
             def run(idx):
-                return _run_chunk(
-                    self,
-                    pairs[idx],
-                    context.n_pairs_total,
-                    context.seed,
-                    data.drop_report,
-                    layout,
-                    *arrays,
-                )
+                return _run_chunk(self, pairs[idx], *shared, *arrays)
 
             # Work too small for worker processes still uses the cores the
             # BLAS would: chunks on threads, each product single-threaded.
@@ -507,15 +501,7 @@ class BasePairAuditor(BaseEstimator):
                 outs = [run(idx) for idx in chunks]
         else:
             tasks = (
-                delayed(_run_chunk)(
-                    self,
-                    pairs[idx],
-                    context.n_pairs_total,
-                    context.seed,
-                    data.drop_report,
-                    layout,
-                    *arrays,
-                )
+                delayed(_run_chunk)(self, pairs[idx], *shared, *arrays)
                 for idx in chunks
             )
             if self._threaded_chunks:
