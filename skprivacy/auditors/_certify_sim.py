@@ -32,7 +32,7 @@ from sklearn.utils import Bunch
 from skprivacy.auditors._certify import ROCHTCertifier
 from skprivacy.auditors._mmd import MMDTVAuditor
 from skprivacy.auditors._roc_core import family_confidence
-from skprivacy.utils import check_legacy_rng, limit_blas_threads
+from skprivacy.utils import check_generator, check_legacy_rng, limit_blas_threads
 
 __all__ = [
     "MECHANISMS",
@@ -260,7 +260,10 @@ def _runs(trial, n_runs, random_state):
     # spinning per fit), warnings about tiny samples silenced.
     with limit_blas_threads(1, user_api=None), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return [trial(np.random.default_rng([random_state, t])) for t in range(n_runs)]
+        return [
+            trial(check_generator(np.random.SeedSequence([random_state, t])))
+            for t in range(n_runs)
+        ]
 
 
 def duplicated_rows_trials(
