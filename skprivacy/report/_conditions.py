@@ -22,14 +22,12 @@ from skprivacy.plotting import ConditionsEpsilonDisplay
 from skprivacy.plotting._base import new_figure, png
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
-from skprivacy.report._persist import SavedReport
+from skprivacy.report._persist import SavedReport, read_conditions_files
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import compare_conditions, comparison_sentence, table_i
 from skprivacy.utils import RunProvenance
 from skprivacy.utils._json import (
     dumps,
-    read_json,
-    restore_infinite,
     strict,
     strict_record,
 )
@@ -288,22 +286,20 @@ class ConditionsReport(SavedReport):
 
     @classmethod
     def _read(cls, path):
-        data = read_json(path / "conditions.json", CONDITIONS_SCHEMA_VERSION)
-        # Read as text, then re-read each condition's own columns: each condition
-        # gets the dtypes its own pairs.csv would have (AuditReport.load).
-        raw = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
+        # pairs.csv is read as text, then each condition's own columns are
+        # re-read: each gets the dtypes its own pairs.csv would have.
+        data, raw, table, html = read_conditions_files(path, CONDITIONS_SCHEMA_VERSION)
         reports = {}
         for entry in data["conditions"]:
-            summary = restore_infinite(entry["summary"])
+            summary = entry["summary"]
             part = raw.loc[raw["condition"] == entry["name"], entry["pairs_columns"]]
             pairs = pd.read_csv(io.StringIO(part.to_csv(index=False)))
             figures = {k: tuple(v) for k, v in entry["figures"].items()}
             reports[entry["name"]] = AuditReport._from_saved(
                 summary, pairs, entry["provenance"], figures=figures
             )
-        table = pd.read_csv(path / "table_i.csv", index_col="condition")
         table.index = table.index.astype(str)
-        return cls(
+        report = cls(
             reports=reports,
             table_i=table,
             provenance=data["provenance"],
@@ -312,6 +308,7 @@ class ConditionsReport(SavedReport):
             comparison=_frame(data.get("comparison", []), _COMPARISON),
             table_i_intervals=_frame(data.get("table_i_intervals", []), _INTERVALS),
         )
+        return report, html
 
 
 def audit_conditions(
