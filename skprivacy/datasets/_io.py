@@ -219,15 +219,23 @@ def _peek(path, n_rows):
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            batches, n = [], 0
+            # One column at a time: reading every column of a row group at
+            # once holds all their pages (and dictionaries), hundreds of MB for
+            # a wide file, for a few rows.
             with pq.ParquetFile(path, pre_buffer=False) as handle:
-                for batch in handle.iter_batches(batch_size=n_rows):
-                    batches.append(batch.slice(0, n_rows - n))
-                    n += batches[-1].num_rows
-                    if n >= n_rows:
-                        break
                 schema = handle.schema_arrow
-            return pa.Table.from_batches(batches, schema=schema).to_pandas()
+                arrays = {}
+                for name in schema.names:
+                    pieces, n = [], 0
+                    for batch in handle.iter_batches(batch_size=n_rows, columns=[name]):
+                        pieces.append(batch.column(0).slice(0, n_rows - n))
+                        n += len(pieces[-1])
+                        if n >= n_rows:
+                            break
+                    arrays[name] = pa.chunked_array(
+                        pieces, type=schema.field(name).type
+                    )
+            return pa.table(arrays, schema=schema).to_pandas()
         return pd.read_csv(path, nrows=n_rows)
     except ImportError as exc:
         raise ImportError(
