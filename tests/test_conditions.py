@@ -537,12 +537,15 @@ def test_display_scales_and_infinite_counts():
     from skprivacy.plotting import ConditionsEpsilonDisplay
 
     eps = {
-        "big": {"a": np.array([20.0, 40.0]), "b": np.array([10.0, np.inf])},
+        "big": {"a": np.array([20.0, 400.0]), "b": np.array([10.0, np.inf])},
         "small": {"a": np.array([0.0, 0.5]), "b": np.array([np.nan, 0.2])},
         "mixed": {"a": np.array([0.0, 200.0])},
+        # Within one decade: a log axis would have no labelled decade.
+        "narrow": {"a": np.array([45.0, 95.0])},
     }
     display = ConditionsEpsilonDisplay.from_epsilons(eps)
-    assert [ax.get_xscale() for ax in display.axes_] == ["log", "linear", "symlog"]
+    scales = [ax.get_xscale() for ax in display.axes_]
+    assert scales == ["log", "linear", "symlog", "linear"]
     assert display.n_infinite_["big"] == {"a": 0, "b": 1}
     # A condition missing from a method is an empty row, not an error.
     assert display.n_infinite_["mixed"] == {"a": 0, "b": 0}
