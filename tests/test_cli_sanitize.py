@@ -376,11 +376,38 @@ def test_wide_file_keeps_column_dtypes_without_fragmentation(tmp_path):
     )
 
 
+def _projector_bytes(**changes):
+    """The bytes of a valid projector archive (4 features, rank 1), with ``changes``."""
+    import io
+
+    fields = {
+        "components": np.eye(4)[:1],
+        "projector": np.eye(4) - np.diag([1.0, 0, 0, 0]),
+        "mean": np.zeros(4),
+        "singular_values": np.ones(1),
+        "explained_energy_ratio": np.ones(1),
+        "renormalize": np.asarray(True),
+        **changes,
+    }
+    buffer = io.BytesIO()
+    np.savez(buffer, **fields)
+    return buffer.getvalue()
+
+
 @pytest.mark.parametrize(
     "make, fragment",
     [
         (lambda p: p.write_text("e0,e1,identity\n0.1,0.2,a\n"), "it is text starting"),
         (lambda p: p.write_bytes(b"PK\x03\x04 broken"), "damaged .npz archive"),
+        # A real projector cut short (a copy interrupted): its zip directory lost.
+        (
+            lambda p: p.write_bytes(_projector_bytes()[:300]),
+            "damaged .npz archive (File is not a zip file)",
+        ),
+        (
+            lambda p: p.write_bytes(_projector_bytes(renormalize=np.array([1, 0]))),
+            "renormalize must be a single boolean; it has shape (2,).",
+        ),
     ],
 )
 def test_a_bad_projector_file_is_one_line_in_skprivacys_words(

@@ -491,6 +491,39 @@ def test_a_second_process_fails_while_the_first_holds_the_claim(tmp_path, force)
     assert _entries(tmp_path) == ["child.py", "report"]
 
 
+def test_a_claim_taken_before_its_owner_is_written_is_busy_without_a_pid(tmp_path):
+    # The moment between a winner's flock and its pid landing in the claim
+    # file (the racing test meets it by chance): held here on purpose, by
+    # this process, with the file still empty.
+    fcntl = pytest.importorskip("fcntl")
+    target = tmp_path / "report"
+    fd = os.open(tmp_path / ".report.claim", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        rc, out, _ = _finish(_child(tmp_path, target, "B"))
+    finally:
+        os.close(fd)
+    assert rc == 2
+    assert out == [
+        f"ERROR OutputBusyError output {target} is being written by another "
+        "skprivacy run; wait for it to finish, or choose another output"
+    ]
+    assert not target.exists()
+
+
+def test_a_second_process_after_the_first_finished_finds_the_output(tmp_path):
+    target = tmp_path / "report"
+    assert _finish(_child(tmp_path, target, "A"))[:2] == (0, ["OK"])
+    rc, out, _ = _finish(_child(tmp_path, target, "B"))
+    assert rc == 2
+    assert out == [
+        f"ERROR FileExistsError output directory {target} already exists; use "
+        "--force (force=True) to replace it"
+    ]
+    assert _report_state(target) == "A"
+    assert _entries(tmp_path) == ["child.py", "report"]
+
+
 def test_kill_9_mid_staging_leaves_debris_the_next_run_sweeps(tmp_path):
     from skprivacy.exceptions import StaleOutputWarning
 
