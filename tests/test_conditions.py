@@ -290,6 +290,33 @@ def test_errors_name_the_condition():
         audit_conditions({"a": good}, table_pairs=0)
 
 
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            (np.ones((4, 8)), [0, 0, 0, 0]),
+            "condition 'late': no auditable identity pairs: 1 of 1 identities have "
+            "at least 2 usable rows (4 rows before cleaning, 4 after)",
+        ),
+        (
+            (np.ones((3, 8)), [0, 1]),
+            "condition 'late': y has 2 label(s) but X has 3 row(s); one identity label "
+            "per row of X is needed.",
+        ),
+    ],
+)
+def test_every_condition_is_checked_before_any_is_computed(bad, message, monkeypatch):
+    from skprivacy.report import _conditions
+
+    calls = []
+    monkeypatch.setattr(_conditions, "audit", lambda *a, **k: calls.append(a))
+    good = make_identity_embeddings(4, 4, 8, random_state=0)
+    with pytest.raises(ValueError) as info:
+        audit_conditions({"a": good, "b": good, "late": bad}, methods=["gaussmech"])
+    assert str(info.value) == message
+    assert calls == []  # no condition was audited
+
+
 # -- command line ---------------------------------------------------------------------
 def _write_csv(path, X, ids):
     frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(X.shape[1])])

@@ -15,9 +15,11 @@ conditions (:func:`skprivacy.stats.compare_conditions`).
 import io
 import math
 import uuid
+import warnings
 
 import pandas as pd
 
+from skprivacy.datasets import select_features
 from skprivacy.plotting import ConditionsEpsilonDisplay
 from skprivacy.plotting._base import new_figure, png
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
@@ -32,7 +34,7 @@ from skprivacy.utils._json import (
     strict_record,
 )
 from skprivacy.utils._progress import SharedPlan
-from skprivacy.utils._validation import check_conditions
+from skprivacy.utils._validation import check_conditions, validate_audit_data
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
@@ -59,6 +61,22 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     if not raised and isinstance(protocol, str):
         return protocol, raised
     return settings, raised
+
+
+def _check_data(conditions, features, exclude):
+    """Run every condition's data through the input layer before any audit.
+
+    A condition that cannot be audited fails at once, not after the audits
+    of the conditions before it. (Its warnings are said by the audit itself.)
+    """
+    for name, (X, ids) in conditions.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Xf, _, _ = select_features(X, features=features, exclude=exclude)
+                validate_audit_data(Xf, ids)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"condition {name!r}: {exc}") from exc
 
 
 def _prefix_pairs(report, table_pairs):
@@ -409,6 +427,7 @@ def audit_conditions(
     settings, raised = _prefix_settings(
         protocol, selected, table_pairs, confidence, test_size
     )
+    _check_data(conditions, options.get("features"), options.get("exclude"))
     base = protocol if isinstance(protocol, str) else "custom"
     run = RunProvenance(options.get("command_line"))
     run_id = uuid.uuid4().hex
