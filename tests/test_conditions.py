@@ -238,8 +238,13 @@ def test_html_is_self_contained_and_shows_table_i(report):
     assert "<h2>Table I</h2>" in html and "data:image/png;base64," in html
     for name in report.reports:
         assert f"<strong>{name}</strong>" in html
+    # Each method's median and max under one method header.
     for column in report.table_i.columns:
-        assert f"<th>{column}</th>" in html
+        method, _, statistic = column.rpartition(" ")
+        if statistic in ("median", "max"):
+            assert f"<th colspan='2'>{method} &epsilon;</th>" in html
+        else:
+            assert f"<th rowspan='2'>{column.removeprefix('n_')}</th>" in html
     body = report._repr_html_()
     assert "<html" not in body and body.split("</style>", 1)[1] in html
 

@@ -692,9 +692,14 @@ def read_embeddings(
     feature_columns, excluded = select_feature_columns(
         frame, id_column=id_column, features=features, exclude=exclude
     )
-    if excluded and automatic:
+    # Said of the columns the classification left out, not of those the
+    # caller excluded by name (exclude=/--exclude): nothing to advise there.
+    guessed = {
+        k: v for k, v in excluded.items() if not v.startswith("matches exclude pattern")
+    }
+    if guessed and automatic:
         warnings.warn(
-            f"{path.name}: {describe_excluded(excluded)} Pass features=/--features "
+            f"{path.name}: {describe_excluded(guessed)} Pass features=/--features "
             "to choose the embedding columns explicitly.",
             ExcludedColumnsWarning,
             stacklevel=2,
