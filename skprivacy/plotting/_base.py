@@ -7,9 +7,8 @@ no global figure registry) rendered by :func:`png` into base64 PNG.
 """
 
 import base64
-import io
-
 import functools
+import io
 
 import numpy as np
 
@@ -64,8 +63,8 @@ def drawable_text(text):
     Examples
     --------
     >>> from skprivacy.plotting._base import drawable_text
-    >>> drawable_text("p01 \u674e $5")
-    'p01 \\u674e \\$5'
+    >>> print(drawable_text("p01 \u674e $5"))
+    p01 \u674e \$5
     """
     # matplotlib is imported on the first figure only (an optional view).
     from matplotlib.font_manager import FontProperties, findfont
