@@ -10,6 +10,7 @@ __all__ = [
     "NoAuditablePairsError",
     "OutputBusyError",
     "ProbeCountWarning",
+    "ReportFileError",
     "StaleOutputWarning",
     "UnresolvableRateWarning",
 ]
@@ -74,6 +75,19 @@ class ProbeCountWarning(UserWarning):
     :class:`~skprivacy.membership.MembershipGeometry` when that correction
     (``match_k=True``, the default) is switched off, or when new identities
     have fewer probes than the fitted matched count.
+    """
+
+
+class ReportFileError(ValueError):
+    """A file of a saved report cannot be read back.
+
+    Raised by :meth:`skprivacy.AuditReport.load` and
+    :meth:`skprivacy.report.ConditionsReport.load` for a file that is damaged
+    (truncated, not UTF-8, not the JSON or CSV it should be), that does not
+    follow its layout (``summary_schema()``; the message gives the field), or
+    that belongs to another run than the folder's other files (their
+    ``run_id`` differ). The message is one line naming the file and the
+    problem.
     """
 
 

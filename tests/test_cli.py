@@ -265,6 +265,14 @@ def _bad_inputs(tmp, argparse_says):
     np.savez(npz_1d, X=np.arange(4.0), identity=np.array(["a", "a", "b", "b"]))
     odd = tmp / "odd"
     (odd / "summary.json").mkdir(parents=True)
+    header_only = tmp / "header.csv"
+    header_only.write_text("identity,e0,e1\n")
+    all_nan = tmp / "all_nan.csv"
+    pd.DataFrame({"identity": ["a", "a", "b", "b"], "e0": np.nan, "e1": np.inf}).to_csv(
+        all_nan, index=False
+    )
+    empty = tmp / "empty.csv"
+    empty.write_bytes(b"")
     text_cell = tmp / "text_cell.csv"
     frame = pd.DataFrame(
         {"identity": list("aaabbbccc"), "e0": np.linspace(0.1, 0.9, 9), "e1": 0.5}
@@ -363,6 +371,30 @@ def _bad_inputs(tmp, argparse_says):
         "meta key twice": (
             ["audit", good, "--meta", "seeds=1", "--meta", "seeds=2"],
             "--meta seeds is given twice",
+        ),
+        "labels with a CSV": (
+            ["audit", good, "--labels", good],
+            "--labels gives the identities of a bare .npy matrix; good.csv carries "
+            "its own (column 'identity', see --id-column): drop --labels",
+        ),
+        "labels without FILE": (
+            ["audit", "--labels", good],
+            "--labels needs the bare .npy FILE whose rows it labels",
+        ),
+        "header only": (
+            ["audit", header_only],
+            f"reading input: {header_only} has no data rows (only a header): there "
+            "are no embeddings to use.",
+        ),
+        "empty file": (
+            ["audit", empty],
+            f"reading input: {empty} is empty (0 bytes).",
+        ),
+        "all NaN": (
+            ["audit", all_nan],
+            "reading input: none of the 2 identities has a finite row: the float "
+            "columns ('e0', 'e1') hold only NaN or infinite values, so there is no "
+            "embedding to use.",
         ),
     }
 
@@ -525,70 +557,73 @@ def _run_ids(out):
     }
 
 
-# SIGTERM sent by the process to itself right after the k-th file is renamed into
-# the staging directory (k = 1..4), or while the staged directory is swapped in.
-_DRIVER = """
-import os, signal, sys
-import skprivacy.utils._files as files
-from skprivacy.cli import main
-moment = sys.argv[1]
-calls = {"replace": 0}
-real_replace, real_rename = os.replace, os.rename
-def replace(a, b):
-    real_replace(a, b)
-    calls["replace"] += 1
-    if moment == str(calls["replace"]):
-        os.kill(os.getpid(), signal.SIGTERM)
-if moment == "swap-thread":
-    # A second thread (BLAS and joblib start some) may take a process signal
-    # that the main thread blocks; the swap must be deferred all the same.
-    import threading
-    threading.Thread(target=threading.Event().wait, daemon=True).start()
-def rename(a, b):
-    if moment.startswith("swap"):
-        os.kill(os.getpid(), signal.SIGTERM)  # deferred during the swap
-    real_rename(a, b)
-real_rename2 = files._rename2
-def rename2(*args):  # the atomic exchange, where the system has one
-    if moment.startswith("swap"):
-        os.kill(os.getpid(), signal.SIGTERM)
-    return real_rename2(*args)
-files.os.replace = replace
-files.os.rename = rename
-files._rename2 = rename2
-sys.exit(main(sys.argv[2:]))
-"""
-
-
 @pytest.mark.slow
-def test_sigterm_leaves_old_or_new_report(csv_file, tmp_path):
+@pytest.mark.parametrize("moment", ["1", "2", "3", "4", "swap", "swap-thread"])
+def test_sigterm_leaves_old_or_new_report(
+    moment, csv_file, tmp_path, monkeypatch, capsys
+):
+    """SIGTERM right after the k-th file is renamed into the staging directory
+    (k = 1..4), or while the staged directory is swapped in: the folder holds
+    one run's files, the old or the new, and stderr says which.
+    """
+    import signal
+    import threading
+
+    import skprivacy.utils._files as files
+
     out = tmp_path / "r"
     args = ["audit", str(csv_file), "--id-column", "person", "--methods"]
     args += ["gaussmech", "--out", str(out), "--quiet"]
     assert main(args) == 0
-    first = set(_run_ids(out).values())
-    assert len(first) == 1
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    for moment in ["1", "2", "3", "4", "swap", "swap-thread"]:
-        proc = subprocess.run(
-            [sys.executable, "-c", _DRIVER, moment, *args, "--force"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
+    (first,) = set(_run_ids(out).values())
+    calls = {"replace": 0}
+    real_replace, real_rename, real_rename2 = os.replace, os.rename, files._rename2
+
+    def replace(a, b):
+        real_replace(a, b)
+        calls["replace"] += 1
+        if moment == str(calls["replace"]):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    def rename(a, b):
+        if moment.startswith("swap"):
+            os.kill(os.getpid(), signal.SIGTERM)  # deferred during the swap
+        real_rename(a, b)
+
+    def rename2(*a):  # the atomic exchange, where the system has one
+        if moment.startswith("swap"):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_rename2(*a)
+
+    done = threading.Event()
+    if moment == "swap-thread":
+        # A second thread (BLAS and joblib start some) may take a process
+        # signal; the swap must be deferred all the same.
+        threading.Thread(target=done.wait, daemon=True).start()
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "rename", rename)
+    monkeypatch.setattr(files, "_rename2", rename2)
+    try:
+        status = main([*args, "--force"])
+    finally:
+        done.set()
+        monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert status == 143, err
+    assert {p.name for p in out.iterdir()} == OUTPUTS
+    ids = set(_run_ids(out).values())
+    assert len(ids) == 1, ids
+    if moment.startswith("swap"):  # the swap completes, then the signal is handled
+        assert ids != {first}
+        assert err == f"skprivacy: terminated (SIGTERM); {out} holds the new output\n"
+    else:
+        assert ids == {first}
+        assert err == (
+            f"skprivacy: terminated (SIGTERM); {out} keeps the previous output (the "
+            "new one was discarded)\n"
         )
-        assert {p.name for p in out.iterdir()} == OUTPUTS, moment
-        ids = set(_run_ids(out).values())
-        assert len(ids) == 1, (moment, ids)
-        if moment.startswith("swap"):  # the swap completes, then the signal is handled
-            assert ids != first and proc.returncode == 143, proc.stderr
-            first = ids
-        else:
-            assert ids == first and proc.returncode == 143, (moment, proc.stderr)
-            assert "terminated" in proc.stderr
-        # No staging or backup directory is left beside the output.
-        leftover = sorted(p.name for p in tmp_path.iterdir())
-        assert leftover == ["r"], moment
+    # No staging or backup directory is left beside the output.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 
 
 @pytest.mark.slow
@@ -611,3 +646,135 @@ def test_symlinks_are_never_followed(csv_file, tmp_path):
     link = tmp_path / "link"
     link.symlink_to(out, target_is_directory=True)
     assert main([*args[:-3], str(link), "--quiet", "--force"]) == 2
+
+
+# -- inputs: what is parsed is what is hashed; --labels only where it means something ---
+def _feed(fifo, data):
+    """Write ``data`` into a named pipe from a thread (the reader opens it)."""
+    import threading
+
+    def write():
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["csv", "csv.gz"])
+def test_a_pipe_is_read_once_and_hashed_as_read(
+    compressed, csv_file, audit_dir, tmp_path
+):
+    import gzip
+
+    data = csv_file.read_bytes()  # gzip-compressed CSV
+    if not compressed:
+        data = gzip.decompress(data)
+    fifo = tmp_path / "fifo"  # like <(zcat emb.csv.gz): no name suffix, one read
+    os.mkfifo(fifo)
+    thread = _feed(fifo, data)
+    out = tmp_path / "r"
+    args = ["audit", str(fifo), "--id-column", "person", "--out", str(out), "--quiet"]
+    args += ["--methods", "gaussmech"]
+    assert main(args) == 0
+    thread.join()
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["input"]["sha256"] == hashlib.sha256(data).hexdigest()
+    assert prov["input"]["format"] == "csv" and prov["input"]["n_rows_read"] == 120
+    # The matrix parsed from the pipe is the one parsed from the file.
+    from_file = json.loads((audit_dir / "provenance.json").read_text())
+    assert prov["input"]["arrays"] == from_file["input"]["arrays"]
+
+
+def test_labels_with_a_bare_npy_matrix(tmp_path, capsys):
+    X, ids = make_identity_embeddings(6, 5, 8, random_state=0)
+    np.save(tmp_path / "x.npy", X)
+    (tmp_path / "y.txt").write_text("\n".join(f"p{i}" for i in ids) + "\n")
+    out = tmp_path / "r"
+    args = ["audit", str(tmp_path / "x.npy"), "--labels", str(tmp_path / "y.txt")]
+    assert main([*args, "--methods", "gaussmech", "--out", str(out), "--quiet"]) == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["n_identities_before"] == 6 and prov["n_rows_before"] == 30
+    digest = hashlib.sha256((tmp_path / "x.npy").read_bytes()).hexdigest()
+    assert prov["input"]["sha256"] == digest
+
+
+def test_an_identity_without_a_finite_row_is_named(tmp_path, capsys):
+    X, ids = make_identity_embeddings(6, 5, 8, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(8)])
+    frame.insert(0, "identity", [f"p{i}" for i in ids])
+    frame.loc[frame["identity"] == "p3", "e0"] = np.nan  # every row of p3
+    frame.loc[0, "e1"] = np.inf  # one row of p0: p0 keeps finite rows
+    frame.to_csv(tmp_path / "emb.csv", index=False)
+    args = ["audit", str(tmp_path / "emb.csv"), "--methods", "gaussmech"]
+    assert main([*args, "--out", str(tmp_path / "r")]) == 0
+    warned = [
+        line for line in capsys.readouterr().err.splitlines() if "finite row" in line
+    ]
+    assert warned == [
+        "skprivacy: warning: emb.csv: identity 'p3' has no finite row (every row "
+        "holds NaN or inf in an embedding column) and cannot be audited."
+    ]
+
+
+# -- first run: a default output folder per input ---------------------------------------
+@pytest.mark.slow
+def test_default_outputs_are_named_after_the_input(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    names = []
+    for seed, name in enumerate(["faces.csv.gz", "voices.parquet"]):
+        pytest.importorskip("pyarrow") if name.endswith("parquet") else None
+        X, ids = make_identity_embeddings(6, 5, 8, random_state=seed)
+        frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(8)])
+        frame.insert(0, "identity", [f"p{i}" for i in ids])
+        if name.endswith("parquet"):
+            frame.to_parquet(tmp_path / name, index=False)
+        else:
+            frame.to_csv(tmp_path / name, index=False)
+        names.append(name)
+    previous = os.umask(0o027)
+    try:
+        for name in names:
+            assert main(["audit", name, "--methods", "gaussmech"]) == 0
+    finally:
+        os.umask(previous)
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if line.startswith("report:")] == [
+        "report: faces_skprivacy_report/report.html",
+        "report: voices_skprivacy_report/report.html",
+    ]
+    for folder in ("faces_skprivacy_report", "voices_skprivacy_report"):
+        assert {p.name for p in (tmp_path / folder).iterdir()} == OUTPUTS
+        # The umask is honoured: group may read, others nothing.
+        assert (tmp_path / folder).stat().st_mode & 0o777 == 0o750
+        for path in (tmp_path / folder).iterdir():
+            assert path.stat().st_mode & 0o777 == 0o640, path
+    # The same file again: its own folder exists; --force replaces it.
+    assert main(["audit", names[0], "--methods", "gaussmech", "--quiet"]) == 2
+    assert "faces_skprivacy_report already exists" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_quiet_is_quiet_and_labels_the_font_lacks_draw_without_warning(
+    tmp_path, capsys
+):
+    import warnings
+
+    X, ids = make_identity_embeddings(6, 6, 8, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"e{j}" for j in range(8)])
+    frame.insert(0, "identity", [f"\u674e{i}\U0001f642" for i in ids])
+    source = tmp_path / "\u4eba\u8138.csv"
+    frame.to_csv(source, index=False)
+    single = ["audit", str(source), "--methods", "rocht", "gaussmech"]
+    several = ["audit", str(source), str(source), "--names", "\u4eba,$x$"]
+    several += ["--methods", "gaussmech"]
+    for k, args in enumerate([single, several]):
+        assert main([*args, "--out", str(tmp_path / f"q{k}"), "--quiet"]) == 0
+        assert capsys.readouterr() == ("", "")
+        # Not quiet: no warning about glyphs (the labels are drawn literally).
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            assert main([*args, "--out", str(tmp_path / f"v{k}")]) == 0
+        assert not [w for w in record if "Glyph" in str(w.message)]
+        assert "Glyph" not in capsys.readouterr().err

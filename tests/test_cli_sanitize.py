@@ -253,8 +253,12 @@ def test_every_documented_error_is_one_line_exit_2(
     one = table.assign(identity="same").dropna(subset=features)
     one.to_csv(tmp_path / "one.csv", index=False)
     bad = table.astype({"e3": object})
-    bad.loc[[0, 45], "e3"] = ["0.5", "oops"]  # row 45 of the file
+    bad.loc[[0, 45], "e3"] = ["0.5", "oops"]  # row 45 of the file: in the peek
     bad.to_csv(tmp_path / "bad.csv", index=False)
+    # Beyond the first 1000 rows the columns are classified on: met streaming.
+    late = pd.concat([table] * 4, ignore_index=True).astype({"e3": object})
+    late.loc[1105, "e3"] = "oops"
+    late.to_csv(tmp_path / "late.csv", index=False)
     table.drop(columns=features[:4]).to_csv(tmp_path / "narrow.csv", index=False)
     projector = tmp_path / "p"
     fitted = ["sanitize", str(files / "emb.csv.gz"), "--out", str(projector)]
@@ -277,9 +281,16 @@ def test_every_documented_error_is_one_line_exit_2(
         "fewer than 2 identities with usable rows: nothing to fit": [
             str(tmp_path / "one.csv")
         ],
-        "a feature column holds a non-numeric cell in rows 40..59: could not "
-        "convert string to float: 'oops'": [
+        "column 'e3' looks numeric but row 45 holds 'oops', which is not a number "
+        "(rows are counted from 0 after the header); fix those cells, or exclude "
+        "the column with --exclude / exclude=.": [
             str(tmp_path / "bad.csv"),
+            "--chunk-rows",
+            "20",
+        ],
+        "a feature column holds a non-numeric cell in rows 1100..1119: could not "
+        "convert string to float: 'oops'": [
+            str(tmp_path / "late.csv"),
             "--chunk-rows",
             "20",
         ],
@@ -363,3 +374,50 @@ def test_wide_file_keeps_column_dtypes_without_fragmentation(tmp_path):
         isp.transform(X.astype(np.float32)),
         atol=1e-5,
     )
+
+
+def _projector_bytes(**changes):
+    """The bytes of a valid projector archive (4 features, rank 1), with ``changes``."""
+    import io
+
+    fields = {
+        "components": np.eye(4)[:1],
+        "projector": np.eye(4) - np.diag([1.0, 0, 0, 0]),
+        "mean": np.zeros(4),
+        "singular_values": np.ones(1),
+        "explained_energy_ratio": np.ones(1),
+        "renormalize": np.asarray(True),
+        **changes,
+    }
+    buffer = io.BytesIO()
+    np.savez(buffer, **fields)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "make, fragment",
+    [
+        (lambda p: p.write_text("e0,e1,identity\n0.1,0.2,a\n"), "it is text starting"),
+        (lambda p: p.write_bytes(b"PK\x03\x04 broken"), "damaged .npz archive"),
+        # A real projector cut short (a copy interrupted): its zip directory lost.
+        (
+            lambda p: p.write_bytes(_projector_bytes()[:300]),
+            "damaged .npz archive (File is not a zip file)",
+        ),
+        (
+            lambda p: p.write_bytes(_projector_bytes(renormalize=np.array([1, 0]))),
+            "renormalize must be a single boolean; it has shape (2,).",
+        ),
+    ],
+)
+def test_a_bad_projector_file_is_one_line_in_skprivacys_words(
+    make, fragment, files, tmp_path, capsys
+):
+    projector = tmp_path / "p.npz"
+    make(projector)
+    argv = ["sanitize", str(files / "emb.csv.gz"), "--projector", str(projector)]
+    assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"skprivacy: error: projector file {projector}: "), line
+    assert fragment in line and "allow_pickle" not in line
+    assert not (tmp_path / "out").exists()

@@ -238,8 +238,13 @@ def test_html_is_self_contained_and_shows_table_i(report):
     assert "<h2>Table I</h2>" in html and "data:image/png;base64," in html
     for name in report.reports:
         assert f"<strong>{name}</strong>" in html
+    # Each method's median and max under one method header.
     for column in report.table_i.columns:
-        assert f"<th>{column}</th>" in html
+        method, _, statistic = column.rpartition(" ")
+        if statistic in ("median", "max"):
+            assert f"<th colspan='2'>{method} &epsilon;</th>" in html
+        else:
+            assert f"<th rowspan='2'>{column.removeprefix('n_')}</th>" in html
     body = report._repr_html_()
     assert "<html" not in body and body.split("</style>", 1)[1] in html
 
@@ -288,6 +293,33 @@ def test_errors_name_the_condition():
         )
     with pytest.raises(ValueError, match="table_pairs"):
         audit_conditions({"a": good}, table_pairs=0)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            (np.ones((4, 8)), [0, 0, 0, 0]),
+            "condition 'late': no auditable identity pairs: 1 of 1 identities have "
+            "at least 2 usable rows (4 rows before cleaning, 4 after)",
+        ),
+        (
+            (np.ones((3, 8)), [0, 1]),
+            "condition 'late': y has 2 label(s) but X has 3 row(s); one identity label "
+            "per row of X is needed.",
+        ),
+    ],
+)
+def test_every_condition_is_checked_before_any_is_computed(bad, message, monkeypatch):
+    from skprivacy.report import _conditions
+
+    calls = []
+    monkeypatch.setattr(_conditions, "audit", lambda *a, **k: calls.append(a))
+    good = make_identity_embeddings(4, 4, 8, random_state=0)
+    with pytest.raises(ValueError) as info:
+        audit_conditions({"a": good, "b": good, "late": bad}, methods=["gaussmech"])
+    assert str(info.value) == message
+    assert calls == []  # no condition was audited
 
 
 # -- command line ---------------------------------------------------------------------
@@ -537,12 +569,15 @@ def test_display_scales_and_infinite_counts():
     from skprivacy.plotting import ConditionsEpsilonDisplay
 
     eps = {
-        "big": {"a": np.array([20.0, 40.0]), "b": np.array([10.0, np.inf])},
+        "big": {"a": np.array([20.0, 400.0]), "b": np.array([10.0, np.inf])},
         "small": {"a": np.array([0.0, 0.5]), "b": np.array([np.nan, 0.2])},
         "mixed": {"a": np.array([0.0, 200.0])},
+        # Within one decade: a log axis would have no labelled decade.
+        "narrow": {"a": np.array([45.0, 95.0])},
     }
     display = ConditionsEpsilonDisplay.from_epsilons(eps)
-    assert [ax.get_xscale() for ax in display.axes_] == ["log", "linear", "symlog"]
+    scales = [ax.get_xscale() for ax in display.axes_]
+    assert scales == ["log", "linear", "symlog", "linear"]
     assert display.n_infinite_["big"] == {"a": 0, "b": 1}
     # A condition missing from a method is an empty row, not an error.
     assert display.n_infinite_["mixed"] == {"a": 0, "b": 0}

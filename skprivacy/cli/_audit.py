@@ -22,6 +22,9 @@ __all__ = ["run_audit"]
 
 _BUNDLED = ("cropped-yale-b", "dlib_resnet128.csv.gz")
 _SUFFIXES = (".gz", ".bz2", ".xz", ".zip", ".csv", ".tsv", ".parquet", ".npz", ".npy")
+#: The default output directory: ``<stem>_skprivacy_report`` beside the working
+#: directory (``skprivacy_report`` for the bundled data, audited without FILE).
+DEFAULT_OUT = "skprivacy_report"
 
 
 def _read(args, path):
@@ -109,6 +112,30 @@ def _default_name(path):
     return name
 
 
+def default_out(files, names=None):
+    """Return the default output directory of ``skprivacy audit FILE ...``.
+
+    ``<stem>_skprivacy_report`` after the input (its name without the format
+    suffixes), so audits of different files do not meet in one directory;
+    for several files the condition names joined by ``_``; for the bundled
+    data (no FILE) ``skprivacy_report``.
+
+    Examples
+    --------
+    >>> from skprivacy.cli._audit import default_out
+    >>> default_out(["data/faces.csv.gz"]), default_out([])
+    ('faces_skprivacy_report', 'skprivacy_report')
+    >>> default_out(["a.csv", "b.csv"], ["before", "after"])
+    'before_after_skprivacy_report'
+    """
+    if not files:
+        return DEFAULT_OUT
+    stems = list(names) if names else [_default_name(f) for f in files]
+    if len(stems) > 1 and len("_".join(stems)) > 60:
+        stems = [stems[0], f"and_{len(stems) - 1}_more"]
+    return "_".join([*stems, DEFAULT_OUT])
+
+
 def condition_names(files, names):
     """Return the condition names (``--names`` or the file names), checked."""
     if names is None:
@@ -136,7 +163,11 @@ def condition_names(files, names):
 
 def _write(args, staged, compute):
     """Compute the report with progress on stderr, then write it into ``staged``."""
-    with staged:
+    with staged, warnings.catch_warnings():
+        if args.quiet:
+            # Quiet means quiet: what the methods warn is recorded in the
+            # provenance (the audit catches it), not printed.
+            warnings.simplefilter("ignore")
         with Progress("skprivacy", not args.quiet, stream=sys.stderr) as progress:
             with audit_data_errors(progress):
                 report = compute(progress)
@@ -154,11 +185,20 @@ def run_audit(args, argv):
     if len(args.file) > 1 or args.names is not None:
         return _run_conditions(args, options)
     path = args.file[0] if args.file else None
+    if args.labels is not None and path is None:
+        raise UserError("--labels needs the bare .npy FILE whose rows it labels")
+    if args.labels is not None and not path.lower().endswith(".npy"):
+        raise UserError(
+            f"--labels gives the identities of a bare .npy matrix; {Path(path).name} "
+            f"carries its own (column {args.id_column!r}, see --id-column): drop "
+            "--labels"
+        )
     inputs = [p for p in (path, args.labels) if p is not None]
+    out = Path(args.out or default_out(args.file))
     # The destination is checked (and its staging directory created) before
     # any computation: an unwritable or refused --out fails at once.
     with user_errors("preparing output"):
-        staged = AuditReport.staged(args.out, force=args.force, inputs=inputs)
+        staged = AuditReport.staged(out, force=args.force, inputs=inputs)
 
     def compute(progress):
         X, ids, info = _read(args, path)
@@ -174,7 +214,7 @@ def run_audit(args, argv):
                 lines.append(f"  note: {step['text']}")
             if step.get("command"):
                 lines.append(f"  next: {step['command']}")
-        print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
+        print("\n".join([*lines, f"report: {out / 'report.html'}"]))
     return _gate({None: _summary(report)}, args)
 
 
@@ -201,8 +241,9 @@ def _run_conditions(args, options):
             "its identity column"
         )
     names = condition_names(args.file, args.names)
+    out = Path(args.out or default_out(args.file, names))
     with user_errors("preparing output"):
-        staged = ConditionsReport.staged(args.out, force=args.force, inputs=args.file)
+        staged = ConditionsReport.staged(out, force=args.force, inputs=args.file)
 
     def compute(progress):
         data, infos = {}, {}
@@ -233,5 +274,5 @@ def _run_conditions(args, options):
             ]
         if len(report.comparison):
             lines.append(f"Comparison: {report.comparison_sentence}")
-        print("\n".join([*lines, f"report: {Path(args.out) / 'report.html'}"]))
+        print("\n".join([*lines, f"report: {out / 'report.html'}"]))
     return _gate({n: _summary(r) for n, r in report.reports.items()}, args)

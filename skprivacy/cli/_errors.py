@@ -3,10 +3,13 @@
 """How every ``skprivacy`` subcommand reports errors.
 
 A user error (bad path, bad data, bad option, an output that cannot be
-written) is one line on stderr and exit status 2. An interrupt (Ctrl-C or
-SIGTERM) unwinds normally, so staged outputs are removed, and exits 130 or
-143. Anything else is a bug: its traceback is shown with a request to report
-it, and the exit status is 1.
+written) is one line on stderr and exit status 2. An interrupt unwinds
+normally, so unfinished staged outputs are removed, and exits 130 (Ctrl-C) or
+143 (SIGTERM) whenever it lands, with one line per output of the command
+saying what is on disk: "R holds the new output" (the signal came after the
+output was committed: it is complete), "R keeps the previous output (the new
+one was discarded)", or "nothing was written to R". Anything else is a bug:
+its traceback is shown with a request to report it, and the exit status is 1.
 """
 
 import contextlib
@@ -15,10 +18,21 @@ import signal
 import sys
 import traceback
 
-__all__ = ["EXIT_USAGE", "UserError", "run_command", "user_errors"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "EXIT_USAGE",
+    "UserError",
+    "interrupted_lines",
+    "run_command",
+    "user_errors",
+]
 
 #: Exit status of every user error (bad path, bad data, bad option).
 EXIT_USAGE = 2
+#: Exit status after Ctrl-C (SIGINT) and after SIGTERM (128 + signal number).
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 
 class UserError(Exception):
@@ -114,6 +128,42 @@ def _on_sigterm(signum, frame):
     raise _Terminated()
 
 
+def _staged_outputs():
+    # The file layer is loaded by the commands that write: if it never was,
+    # nothing was staged (and --help stays free of its imports).
+    files = sys.modules.get("skprivacy.utils._files")
+    return files.staged_outputs() if files is not None else []
+
+
+def interrupted_lines(cause, staged, prog="skprivacy"):
+    """Return the lines said after an interrupt: one per output of the command.
+
+    Parameters
+    ----------
+    cause : str
+        What happened, e.g. ``"interrupted (Ctrl-C)"``.
+    staged : list of StagedDirectory
+        The outputs the command staged (their ``describe()`` says what is on
+        disk now).
+    prog : str, default="skprivacy"
+        Program name that starts every line.
+
+    Returns
+    -------
+    lines : list of str
+        At least one line.
+
+    Examples
+    --------
+    >>> from skprivacy.cli._errors import interrupted_lines
+    >>> interrupted_lines("interrupted (Ctrl-C)", [])
+    ['skprivacy: interrupted (Ctrl-C); nothing was written']
+    """
+    if not staged:
+        return [f"{prog}: {cause}; nothing was written"]
+    return [f"{prog}: {cause}; {s.describe()}" for s in staged]
+
+
 def run_command(command, *args, prog="skprivacy"):
     """Run ``command(*args)`` and map its outcome to an exit status.
 
@@ -130,7 +180,8 @@ def run_command(command, *args, prog="skprivacy"):
     -------
     status : int
         ``command``'s status; 2 for a :class:`UserError`, 130 for Ctrl-C, 143
-        for SIGTERM, 1 for an unexpected exception (a bug).
+        for SIGTERM (also when the output was already committed: the line on
+        stderr says so), 1 for an unexpected exception (a bug).
 
     Examples
     --------
@@ -143,19 +194,23 @@ def run_command(command, *args, prog="skprivacy"):
     previous = signal.getsignal(signal.SIGTERM)
     with contextlib.suppress(ValueError):  # not the main thread: leave it alone
         signal.signal(signal.SIGTERM, _on_sigterm)
+    first = len(_staged_outputs())
     try:
-        return command(*args)
+        try:
+            return command(*args)
+        finally:
+            # An output still staging when the command ends (e.g. interrupted
+            # between creating it and entering its ``with`` block) is unfinished.
+            for staged in _staged_outputs()[first:]:
+                if staged.state == "staging":
+                    staged.discard()
     except UserError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print(
-            f"{prog}: interrupted; unfinished outputs were discarded", file=sys.stderr
-        )
-        return 130
+        return _interrupted("interrupted (Ctrl-C)", EXIT_INTERRUPTED, first, prog)
     except _Terminated:
-        print(f"{prog}: terminated; unfinished outputs were discarded", file=sys.stderr)
-        return 143
+        return _interrupted("terminated (SIGTERM)", EXIT_TERMINATED, first, prog)
     except Exception:
         traceback.print_exc()
         print(
@@ -168,3 +223,19 @@ def run_command(command, *args, prog="skprivacy"):
     finally:
         with contextlib.suppress(ValueError):
             signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(cause, status, first, prog):
+    # A second signal while this is said would cut it short (or show a
+    # traceback): both are ignored until the lines are out.
+    ignored = {}
+    with contextlib.suppress(ValueError):  # not the main thread
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            ignored[signum] = signal.signal(signum, signal.SIG_IGN)
+    try:
+        for line in interrupted_lines(cause, _staged_outputs()[first:], prog):
+            print(line, file=sys.stderr)
+    finally:
+        for signum, handler in ignored.items():
+            signal.signal(signum, handler)
+    return status

@@ -113,7 +113,10 @@ def _build_parser():
         "--id-column", default="identity", help="identity column (default: identity)"
     )
     audit.add_argument(
-        "--labels", metavar="FILE", help="identity labels for a bare .npy matrix"
+        "--labels",
+        metavar="FILE",
+        help="identity labels of a bare .npy matrix (.npy array or one label per "
+        "line); only with a .npy FILE, whose rows they label",
     )
     audit.add_argument(
         "--features",
@@ -187,9 +190,11 @@ def _build_parser():
     audit.add_argument("--seed", type=_seed, default=0, help="seed (default: 0)")
     audit.add_argument(
         "--out",
-        default="skprivacy_report",
         metavar="DIR",
-        help="output directory (default: skprivacy_report)",
+        help="output directory (default: <stem>_skprivacy_report, after FILE's "
+        "name without its suffixes, e.g. faces_skprivacy_report for "
+        "faces.csv.gz; with several files the condition names joined by '_'; "
+        "skprivacy_report for the bundled data)",
     )
     audit.add_argument(
         "--force",

@@ -3,6 +3,7 @@
 """Reading users' embedding files (CSV, gzip CSV, Parquet, .npy/.npz)."""
 
 import hashlib
+import io
 import re
 import warnings
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from skprivacy.exceptions import ExcludedColumnsWarning
+from skprivacy.exceptions import DroppedRowsWarning, ExcludedColumnsWarning
 from skprivacy.utils import check_identity_column
 
 __all__ = [
@@ -215,6 +216,7 @@ def select_feature_columns(frame, *, id_column, features=None, exclude=None):
         else:
             excluded[str(column)] = reason
     if not chosen:
+        _check_rows(frame, id_column, excluded)
         listed = "; ".join(f"{k}: {v}" for k, v in list(excluded.items())[:5])
         raise ValueError(
             "no embedding column found: every column other than the identity column "
@@ -222,6 +224,65 @@ def select_feature_columns(frame, *, id_column, features=None, exclude=None):
             "--features REGEX (features=)."
         )
     return chosen, excluded
+
+
+def _shown(values, limit=5):
+    values = list(values)
+    return ", ".join(repr(str(v)) for v in values[:limit]) + (
+        f" and {len(values) - limit} more" if len(values) > limit else ""
+    )
+
+
+def _check_rows(frame, id_column, excluded):
+    """Name the real cause when no column is left because the rows are empty.
+
+    A table without rows, or whose float columns hold no finite value at all,
+    has every column looking like metadata; the cause is the rows.
+    """
+    if len(frame) == 0:
+        raise ValueError(
+            "the table has no rows (only a header): there are no embeddings to use."
+        )
+    empty = [c for c, reason in excluded.items() if reason == "no finite value"]
+    if not empty:
+        return
+    who = "no row has a finite embedding"
+    if id_column is not None and id_column in frame.columns:
+        n = len(pd.unique(frame[id_column].dropna()))
+        if n == 1:
+            who = "the one identity has no finite row"
+        elif n > 1:
+            who = f"none of the {n} identities has a finite row"
+    raise ValueError(
+        f"{who}: the float columns ({_shown(empty)}) hold only NaN or infinite "
+        "values, so there is no embedding to use."
+    )
+
+
+def identities_without_finite_rows(X, ids):
+    """Return the identities none of whose rows is finite in every column of ``X``.
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_rows, n_features)
+        Numeric embedding columns.
+    ids : Series of shape (n_rows,)
+        Identity labels (missing labels are ignored).
+
+    Returns
+    -------
+    identities : list
+        In order of first appearance.
+    """
+    finite = np.ones(len(X), dtype=bool)
+    for column in X.columns:  # one column at a time: no copy of the whole table
+        finite &= np.isfinite(X[column].to_numpy(dtype=np.float64, na_value=np.nan))
+    if finite.all():
+        return []
+    labels = ids.to_numpy(dtype=object)
+    present = ids.notna().to_numpy()
+    with_finite = set(labels[finite & present])
+    return [v for v in pd.unique(labels[present]) if v not in with_finite]
 
 
 def _peek(path, n_rows):
@@ -233,15 +294,23 @@ def _peek(path, n_rows):
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            batches, n = [], 0
+            # One column at a time: reading every column of a row group at
+            # once holds all their pages (and dictionaries), hundreds of MB for
+            # a wide file, for a few rows.
             with pq.ParquetFile(path, pre_buffer=False) as handle:
-                for batch in handle.iter_batches(batch_size=n_rows):
-                    batches.append(batch.slice(0, n_rows - n))
-                    n += batches[-1].num_rows
-                    if n >= n_rows:
-                        break
                 schema = handle.schema_arrow
-            return pa.Table.from_batches(batches, schema=schema).to_pandas()
+                arrays = {}
+                for name in schema.names:
+                    pieces, n = [], 0
+                    for batch in handle.iter_batches(batch_size=n_rows, columns=[name]):
+                        pieces.append(batch.column(0).slice(0, n_rows - n))
+                        n += len(pieces[-1])
+                        if n >= n_rows:
+                            break
+                    arrays[name] = pa.chunked_array(
+                        pieces, type=schema.field(name).type
+                    )
+            return pa.table(arrays, schema=schema).to_pandas()
         return pd.read_csv(path, nrows=n_rows)
     except ImportError as exc:
         raise ImportError(
@@ -315,6 +384,10 @@ def classify_columns(path, *, id_column, features=None, exclude=None, n_rows=PEE
     ValueError: column 'e1' does not look like identity labels: it holds numbers that are not whole...
     """
     head = _peek(path, n_rows)
+    if head.empty:
+        raise ValueError(
+            f"{path} has no data rows (only a header): there are no embeddings to use."
+        )
     if id_column is not None and id_column in head.columns:
         check_identity_column(head[id_column], column=id_column, require_repeats=False)
     else:
@@ -398,17 +471,94 @@ def file_sha256(path):
     return digest.hexdigest()
 
 
-def _read_table(path, fmt):
-    try:
-        if fmt == "parquet":
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except ImportError as exc:
-        raise ImportError(
-            f"Reading Parquet needs pyarrow: pip install 'skprivacy[parquet]' ({exc})."
-        ) from exc
-    except Exception as exc:  # any parser error becomes one clear message
-        raise ValueError(f"Could not read {path} as {fmt.upper()}: {exc}") from exc
+class _HashingReader(io.RawIOBase):
+    """A binary stream read once, whose bytes are hashed as they are read.
+
+    The checksum is then that of exactly the bytes parsed, also for a pipe
+    (``<(zcat f.csv.gz)``) that cannot be read a second time.
+    """
+
+    def __init__(self, raw):
+        self._raw = raw
+        self.digest = hashlib.sha256()
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        n = self._raw.readinto(buffer)
+        if n:
+            self.digest.update(memoryview(buffer)[:n])
+        return n
+
+
+#: How files start: the format of an input whose name does not say it (a pipe).
+_MAGIC = (
+    (b"PAR1", "parquet"),
+    (b"\x93NUMPY", "npy"),
+    (b"PK\x03\x04", "npz"),
+    (b"PK\x05\x06", "npz"),
+)
+#: Compression of a CSV input, from its first bytes.
+_COMPRESSION = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+
+
+def _format(name, head):
+    if name.endswith(".npy"):
+        return "npy"
+    if name.endswith(".npz"):
+        return "npz"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".tsv", ".txt", ".gz", ".bz2", ".xz", ".zip", ".zst")):
+        return "csv"
+    return next((fmt for magic, fmt in _MAGIC if head.startswith(magic)), "csv")
+
+
+def _read_once(path):
+    """Read a table or array file once; return ``(frame or array, format, sha256)``.
+
+    CSV (any compression) is parsed as it streams; the other formats are
+    read into memory first. The checksum is that of the bytes read.
+    """
+    with (
+        open(path, "rb", buffering=0) as raw,
+        io.BufferedReader(_HashingReader(raw), 1 << 20) as stream,
+    ):
+        head = stream.peek(8)[:8]
+        if not head:
+            raise ValueError(f"{path} is empty (0 bytes).")
+        fmt = _format(Path(path).name.lower(), head)
+        compression = next((c for m, c in _COMPRESSION if head.startswith(m)), None)
+        try:
+            if fmt == "csv" and not head.startswith(b"PK"):
+                data = pd.read_csv(stream, compression=compression)
+            else:  # zip (a zipped CSV), Parquet, .npy and .npz need random access
+                buffer = io.BytesIO(stream.read())
+                if fmt == "csv":
+                    data = pd.read_csv(buffer, compression="zip")
+                elif fmt == "parquet":
+                    data = pd.read_parquet(buffer)
+                else:
+                    data = np.load(buffer, allow_pickle=False)
+                    if fmt == "npz":
+                        data = {k: data[k] for k in data.files}
+        except ImportError as exc:
+            raise ImportError(
+                f"Reading Parquet needs pyarrow: pip install 'skprivacy[parquet]' ({exc})."
+            ) from exc
+        except Exception as exc:  # any parser error becomes one clear message
+            raise ValueError(
+                f"Could not read {path} as {fmt.upper()}: {' '.join(str(exc).split())}"
+            ) from exc
+        while stream.read(1 << 20):  # bytes after what the parser needed: hashed too
+            pass
+        return data, fmt, stream.raw.digest.hexdigest()
 
 
 def _read_labels(path):
@@ -510,47 +660,37 @@ def read_embeddings(
         raise FileNotFoundError(f"Input file not found: {path}")
     if path.is_dir():
         raise ValueError(f"Input path is a directory, not a file: {path}")
-    name = path.name.lower()
-    if name.endswith(".npy"):
-        fmt = "npy"
-        try:
-            matrix = np.load(path, allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"Could not read {path} as NPY: {exc}") from exc
+    data, fmt, sha256 = _read_once(path)
+    if fmt == "npy":
         if labels is None:
             raise ValueError(
                 f"{path} is a bare .npy matrix: pass the identity labels of its rows "
                 "(labels=... / --labels FILE), or use .npz, CSV or Parquet."
             )
         frame = _labelled_frame(
-            matrix, _read_labels(labels), id_column, f"{labels}", f"{path}"
+            data, _read_labels(labels), id_column, f"{labels}", f"{path}"
         )
-    elif name.endswith(".npz"):
-        fmt = "npz"
-        try:
-            archive = np.load(path, allow_pickle=False)
-        except Exception as exc:
-            raise ValueError(f"Could not read {path} as NPZ: {exc}") from exc
-        x_key = next((k for k in ("X", "embeddings") if k in archive), None)
-        y_key = next((k for k in (id_column, "ids") if k in archive), None)
+    elif fmt == "npz":
+        x_key = next((k for k in ("X", "embeddings") if k in data), None)
+        y_key = next((k for k in (id_column, "ids") if k in data), None)
         if x_key is None or y_key is None:
             raise ValueError(
                 f"{path} must hold arrays 'X' (or 'embeddings') and '{id_column}' (or "
-                f"'ids'); found {sorted(archive.files)}."
+                f"'ids'); found {sorted(data)}."
             )
         frame = _labelled_frame(
-            archive[x_key],
-            archive[y_key],
+            data[x_key],
+            data[y_key],
             id_column,
             f"{path}: '{y_key}'",
             f"'{x_key}'",
         )
-    elif name.endswith((".parquet", ".pq")):
-        fmt = "parquet"
-        frame = _read_table(path, fmt)
     else:
-        fmt = "csv"
-        frame = _read_table(path, fmt)
+        frame = data
+    if len(frame) == 0:
+        raise ValueError(
+            f"{path} has no data rows (only a header): there are no embeddings to use."
+        )
 
     if id_column not in frame.columns:
         shown = ", ".join(map(str, list(frame.columns)[:10]))
@@ -566,9 +706,14 @@ def read_embeddings(
     feature_columns, excluded = select_feature_columns(
         frame, id_column=id_column, features=features, exclude=exclude
     )
-    if excluded and automatic:
+    # Said of the columns the classification left out, not of those the
+    # caller excluded by name (exclude=/--exclude): nothing to advise there.
+    guessed = {
+        k: v for k, v in excluded.items() if not v.startswith("matches exclude pattern")
+    }
+    if guessed and automatic:
         warnings.warn(
-            f"{path.name}: {describe_excluded(excluded)} Pass features=/--features "
+            f"{path.name}: {describe_excluded(guessed)} Pass features=/--features "
             "to choose the embedding columns explicitly.",
             ExcludedColumnsWarning,
             stacklevel=2,
@@ -581,10 +726,20 @@ def read_embeddings(
             stacklevel=2,
         )
         frame = frame.loc[~missing_id]
+    lost = identities_without_finite_rows(frame[feature_columns], frame[id_column])
+    if lost:
+        warnings.warn(
+            f"{path.name}: {'identity' if len(lost) == 1 else 'identities'} "
+            f"{_shown(lost)} {'has' if len(lost) == 1 else 'have'} no finite row "
+            "(every row holds NaN or inf in an embedding column) and cannot be "
+            "audited.",
+            DroppedRowsWarning,
+            stacklevel=2,
+        )
     info = {
         "path": str(path.resolve()),
         "format": fmt,
-        "sha256": file_sha256(path),
+        "sha256": sha256,
         "n_rows_read": int(len(missing_id)),
         "n_rows_missing_id": int(missing_id.sum()),
         "id_column": id_column,

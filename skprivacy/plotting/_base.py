@@ -7,6 +7,7 @@ no global figure registry) rendered by :func:`png` into base64 PNG.
 """
 
 import base64
+import functools
 import io
 
 import numpy as np
@@ -16,6 +17,7 @@ from skprivacy.utils._sklearn import check_is_fitted
 __all__ = [
     "check_fitted",
     "draw_distributions",
+    "drawable_text",
     "get_axes",
     "get_axes_grid",
     "new_figure",
@@ -31,6 +33,50 @@ def check_fitted(estimator, cls, caller):
             f"{caller} needs a fitted {cls.__name__}; got {type(estimator).__name__}."
         )
     check_is_fitted(estimator)
+
+
+@functools.lru_cache(maxsize=8)
+def _codepoints(font_path):
+    # matplotlib is imported on the first figure only (an optional view).
+    from matplotlib.ft2font import FT2Font
+
+    return frozenset(FT2Font(font_path).get_charmap())
+
+
+def drawable_text(text):
+    r"""Return ``text`` as matplotlib's default font can draw it, literally.
+
+    Labels come from the data (identity labels, condition and file names): a
+    character the font lacks (CJK, emoji) is written as its escape
+    (``\u674e``) instead of an empty box and a warning, and ``$`` is drawn
+    as itself, not read as the start of mathematical text.
+
+    Parameters
+    ----------
+    text : object
+        The label (converted with ``str``).
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from skprivacy.plotting._base import drawable_text
+    >>> print(drawable_text("p01 \u674e $5"))
+    p01 \u674e \$5
+    """
+    # matplotlib is imported on the first figure only (an optional view).
+    from matplotlib.font_manager import FontProperties, findfont
+
+    covered = _codepoints(findfont(FontProperties()))
+    chars = [
+        c
+        if ord(c) in covered or not c.isprintable()
+        else c.encode("unicode_escape").decode("ascii")
+        for c in str(text)
+    ]
+    return "".join(chars).replace("$", r"\$")
 
 
 def get_axes(ax, figsize=None):

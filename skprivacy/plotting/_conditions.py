@@ -4,7 +4,7 @@
 
 import numpy as np
 
-from skprivacy.plotting._base import draw_distributions, get_axes_grid
+from skprivacy.plotting._base import draw_distributions, drawable_text, get_axes_grid
 
 __all__ = ["ConditionsEpsilonDisplay"]
 
@@ -18,7 +18,8 @@ class ConditionsEpsilonDisplay:
     beyond the whiskers reaches the table's maximum). Methods get their own
     ε axis because their scales differ by orders of magnitude (GaussMech and
     KDE-LR in the hundreds or thousands, MMD-TV below 1.763). Infinite values
-    (ROC-HT's exact separations) cannot be drawn and are counted in the panel.
+    (ROC-HT's exact separations) are drawn as a marker in a slot right of the
+    finite ones (past a dotted line), with their count.
     Build it with :meth:`from_report` (a
     :class:`~skprivacy.report.ConditionsReport`) or :meth:`from_epsilons`.
 
@@ -39,6 +40,9 @@ class ConditionsEpsilonDisplay:
         The artists ``boxplot`` or ``violinplot`` returned, per method.
     n_infinite_ : dict of str to dict of str to int
         Number of infinite values per method and condition.
+    infinite_markers_ : dict of str to matplotlib PathCollection or None
+        Per method, the markers of the conditions with infinite values (one
+        per such condition), or None.
 
     See Also
     --------
@@ -70,10 +74,11 @@ class ConditionsEpsilonDisplay:
         kind : {"box", "violin"}, default="box"
             Box plots or violins.
         xscale : str, default="auto"
-            Scale of each ε axis: ``"auto"`` is ``"linear"`` for a method whose
-            finite values stay below 10 (MMD-TV, certificates), otherwise
-            ``"log"``, or ``"symlog"`` (linear below 1, logarithmic above) when
-            a value is 0; any matplotlib scale name applies to every panel.
+            Scale of each ε axis: ``"auto"`` is ``"log"`` for a method whose
+            finite values are positive and span more than a factor of 10,
+            ``"symlog"`` (linear below 1, logarithmic above) when they span
+            more than 10 from 0, otherwise ``"linear"``; any matplotlib scale
+            name applies to every panel.
         n_cols : int or None, default=None
             Panels per row (None: every panel in one row); condition names
             label the first panel of each row.
@@ -99,7 +104,11 @@ class ConditionsEpsilonDisplay:
             figsize=(2.9 * n_cols + 1.2, n_rows * (0.9 + 0.45 * len(conditions))),
             n_cols=n_cols,
         )
-        self.distributions_, self.n_infinite_ = {}, {}
+        # matplotlib is imported on the first figure only (an optional view).
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        self.distributions_, self.n_infinite_, self.infinite_markers_ = {}, {}, {}
+        labels = [drawable_text(c) for c in conditions]
         for i, (method, axis) in enumerate(zip(methods, self.axes_)):
             data, infinite = [], {}
             for condition in conditions:
@@ -111,29 +120,25 @@ class ConditionsEpsilonDisplay:
                 data.append(eps[np.isfinite(eps)])
             self.n_infinite_[method] = infinite
             self.distributions_[method] = draw_distributions(
-                axis, data, conditions, kind=kind, **kwargs
+                axis, data, labels, kind=kind, **kwargs
             )
-            for row, k in enumerate(infinite.values()):
-                if k:
-                    axis.annotate(
-                        f"+{k} inf",
-                        (1.0, len(conditions) - row),
-                        xycoords=("axes fraction", "data"),
-                        ha="right",
-                        va="bottom",
-                        fontsize=7,
-                    )
-            scale = xscale
-            if scale == "auto":
-                finite = np.concatenate([d for d in data if len(d)] or [np.zeros(0)])
-                if not finite.size or finite.max() <= 10:
-                    scale = "linear"
-                else:  # log when every value is positive, else linear below 1
-                    scale = "log" if finite.min() > 0 else "symlog"
+            finite = np.concatenate([d for d in data if len(d)] or [np.zeros(0)])
+            scale = _scale(xscale, finite)
             axis.set_xscale(scale, **({"linthresh": 1.0} if scale == "symlog" else {}))
-            if scale != "log":
-                axis.set_xlim(left=-0.05)  # epsilon is never negative
-            axis.set_title(method, fontsize=9)
+            if scale == "log":
+                # Ticks at 1, 2, 5 x 10^k labelled as plain numbers, the
+                # minor ticks unlabelled: no labels run into each other.
+                axis.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                axis.xaxis.set_major_formatter(FuncFormatter(_plain))
+                axis.xaxis.set_minor_formatter(NullFormatter())
+            elif finite.size:
+                axis.set_xlim(left=-0.05 * max(1.0, float(finite.max())))
+            else:
+                axis.set_xlim(-0.05, 1.0)  # epsilon is never negative
+            self.infinite_markers_[method] = _draw_infinite(
+                axis, list(infinite.values()), scale
+            )
+            axis.set_title(drawable_text(method), fontsize=9)
             axis.set_xlabel("per-pair epsilon", fontsize=8)
             axis.tick_params(labelsize=7)
             axis.grid(axis="x", alpha=0.3)
@@ -193,3 +198,52 @@ class ConditionsEpsilonDisplay:
                 "epsilons must be a dict {method: {condition: per-pair epsilon}}."
             )
         return cls(epsilons=epsilons).plot(ax=ax, **kwargs)
+
+
+def _scale(xscale, finite):
+    """Return the ε axis scale: log only where the values span more than a decade."""
+    if xscale != "auto":
+        return xscale
+    if not finite.size or finite.max() <= 10:
+        return "linear"
+    if finite.min() > 0:
+        return "log" if finite.max() > 10 * finite.min() else "linear"
+    return "symlog"
+
+
+def _plain(value, _):
+    return f"{value:g}"
+
+
+def _draw_infinite(axis, counts, scale):
+    """Draw one marker per row with infinite values in a slot right of the data."""
+    rows = [len(counts) - i for i, k in enumerate(counts) if k]
+    if not rows:
+        return None
+    left, right = axis.get_xlim()
+    if scale == "log":
+        edge, slot = right, right * (right / left) ** 0.12
+        far = slot * (right / left) ** 0.08
+    else:
+        width = right - left
+        edge, slot, far = right, right + 0.12 * width, right + 0.2 * width
+    axis.axvline(edge, color="0.5", lw=0.6, ls=":")
+    markers = axis.scatter(
+        [slot] * len(rows), rows, marker=">", s=24, color="crimson", zorder=3
+    )
+    for row, k in zip(rows, [k for k in counts if k]):
+        axis.annotate(
+            f"{k} inf",
+            (slot, row),
+            xytext=(0, 5),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=6,
+        )
+    # The slot gets the tick "inf"; no finite tick is drawn past the line.
+    ticks = [t for t in axis.get_xticks() if left <= t <= edge]
+    labels = [_plain(t, None) for t in ticks]
+    axis.set_xticks([*ticks, slot], [*labels, "inf"])
+    axis.set_xlim(left, far)
+    return markers

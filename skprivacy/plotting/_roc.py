@@ -6,7 +6,12 @@ import numpy as np
 from sklearn.metrics import auc
 
 from skprivacy.auditors import ROCHTAuditor, kov_epsilon, roc_operating_points
-from skprivacy.plotting._base import check_fitted, get_axes, set_roc_axes
+from skprivacy.plotting._base import (
+    check_fitted,
+    drawable_text,
+    get_axes,
+    set_roc_axes,
+)
 
 __all__ = ["PairROCDisplay"]
 
@@ -153,7 +158,8 @@ class PairROCDisplay:
             ) + ax.plot(grid, lower, c="crimson", lw=0.8, ls="--")
         set_roc_axes(ax, log_scale=log_scale, fpr_min=fpr_min)
         if title is None:
-            head = "ROC" if self.pair is None else f"{self.pair[0]} vs {self.pair[1]}"
+            pair = self.pair and [drawable_text(label) for label in self.pair]
+            head = "ROC" if pair is None else f"{pair[0]} vs {pair[1]}"
             title = head if self.roc_auc is None else f"{head}\nAUC {self.roc_auc:.3f}"
         ax.set_title(title, fontsize=10)
         ax.legend(loc="lower right", fontsize=8)

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The unified audit: every registered method on one cleaned dataset and pair list."""
 
-import json
 import sys
 import uuid
 import warnings
@@ -15,7 +14,7 @@ from skprivacy.auditors._description import skipped_summary
 from skprivacy.datasets import select_features
 from skprivacy.exceptions import NoAuditablePairsError
 from skprivacy.report._html import render_html
-from skprivacy.report._persist import SavedReport
+from skprivacy.report._persist import SavedReport, read_audit_files
 from skprivacy.report._plots import figures
 from skprivacy.report._registry import (
     METHODS,
@@ -39,7 +38,7 @@ from skprivacy.utils import (
     seed_from,
 )
 from skprivacy.utils._duplicates import describe_duplicates
-from skprivacy.utils._json import dumps, read_json, strict, strict_record
+from skprivacy.utils._json import dumps, strict, strict_record
 from skprivacy.utils._validation import validate_audit_data, warning_texts
 
 __all__ = ["AuditReport", "NoAuditablePairsError", "audit", "run_audit"]
@@ -191,9 +190,8 @@ class AuditReport(SavedReport):
 
     @classmethod
     def _read(cls, path):
-        provenance = json.loads((path / "provenance.json").read_text("utf-8"))
-        summary = read_json(path / "summary.json", SCHEMA_VERSION)
-        return cls._from_saved(summary, pd.read_csv(path / "pairs.csv"), provenance)
+        summary, pairs, provenance, html = read_audit_files(path, SCHEMA_VERSION)
+        return cls._from_saved(summary, pairs, provenance), html
 
     @classmethod
     def _from_saved(cls, summary, pairs, provenance, *, figures=None):

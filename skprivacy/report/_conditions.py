@@ -15,26 +15,26 @@ conditions (:func:`skprivacy.stats.compare_conditions`).
 import io
 import math
 import uuid
+import warnings
 
 import pandas as pd
 
+from skprivacy.datasets import select_features
 from skprivacy.plotting import ConditionsEpsilonDisplay
 from skprivacy.plotting._base import new_figure, png
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
-from skprivacy.report._persist import SavedReport
+from skprivacy.report._persist import SavedReport, read_conditions_files
 from skprivacy.report._registry import METHODS
 from skprivacy.stats import compare_conditions, comparison_sentence, table_i
 from skprivacy.utils import RunProvenance
 from skprivacy.utils._json import (
     dumps,
-    read_json,
-    restore_infinite,
     strict,
     strict_record,
 )
 from skprivacy.utils._progress import SharedPlan
-from skprivacy.utils._validation import check_conditions
+from skprivacy.utils._validation import check_conditions, validate_audit_data
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
@@ -61,6 +61,22 @@ def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
     if not raised and isinstance(protocol, str):
         return protocol, raised
     return settings, raised
+
+
+def _check_data(conditions, features, exclude):
+    """Run every condition's data through the input layer before any audit.
+
+    A condition that cannot be audited fails at once, not after the audits
+    of the conditions before it. (Its warnings are said by the audit itself.)
+    """
+    for name, (X, ids) in conditions.items():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Xf, _, _ = select_features(X, features=features, exclude=exclude)
+                validate_audit_data(Xf, ids)
+        except (ValueError, TypeError) as exc:
+            raise type(exc)(f"condition {name!r}: {exc}") from exc
 
 
 def _prefix_pairs(report, table_pairs):
@@ -288,22 +304,20 @@ class ConditionsReport(SavedReport):
 
     @classmethod
     def _read(cls, path):
-        data = read_json(path / "conditions.json", CONDITIONS_SCHEMA_VERSION)
-        # Read as text, then re-read each condition's own columns: each condition
-        # gets the dtypes its own pairs.csv would have (AuditReport.load).
-        raw = pd.read_csv(path / "pairs.csv", dtype=str, keep_default_na=False)
+        # pairs.csv is read as text, then each condition's own columns are
+        # re-read: each gets the dtypes its own pairs.csv would have.
+        data, raw, table, html = read_conditions_files(path, CONDITIONS_SCHEMA_VERSION)
         reports = {}
         for entry in data["conditions"]:
-            summary = restore_infinite(entry["summary"])
+            summary = entry["summary"]
             part = raw.loc[raw["condition"] == entry["name"], entry["pairs_columns"]]
             pairs = pd.read_csv(io.StringIO(part.to_csv(index=False)))
             figures = {k: tuple(v) for k, v in entry["figures"].items()}
             reports[entry["name"]] = AuditReport._from_saved(
                 summary, pairs, entry["provenance"], figures=figures
             )
-        table = pd.read_csv(path / "table_i.csv", index_col="condition")
         table.index = table.index.astype(str)
-        return cls(
+        report = cls(
             reports=reports,
             table_i=table,
             provenance=data["provenance"],
@@ -312,6 +326,7 @@ class ConditionsReport(SavedReport):
             comparison=_frame(data.get("comparison", []), _COMPARISON),
             table_i_intervals=_frame(data.get("table_i_intervals", []), _INTERVALS),
         )
+        return report, html
 
 
 def audit_conditions(
@@ -412,6 +427,7 @@ def audit_conditions(
     settings, raised = _prefix_settings(
         protocol, selected, table_pairs, confidence, test_size
     )
+    _check_data(conditions, options.get("features"), options.get("exclude"))
     base = protocol if isinstance(protocol, str) else "custom"
     run = RunProvenance(options.get("command_line"))
     run_id = uuid.uuid4().hex

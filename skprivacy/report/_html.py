@@ -104,20 +104,28 @@ def _certificates(results):
         [
             _name(key, e),
             _td(number(e.get("value")), num=True),
-            _td(number(e.get("ceiling")), num=True),
-            _td("<span class='ceil'>at ceiling</span>" if e.get("at_ceiling") else ""),
+            _td(
+                number(e.get("ceiling"))
+                + (
+                    "<br><span class='ceil'>at ceiling</span>"
+                    if e.get("at_ceiling")
+                    else ""
+                ),
+                num=True,
+            ),
             _td(
                 f"{e['n_at_ceiling']} of {e['n_pairs']}"
                 if "n_at_ceiling" in e
                 else "n/a",
                 num=True,
             ),
-            _td(number(e.get("confidence")), num=True),
+            # A skipped certificate states nothing, at no confidence.
+            _td("n/a" if e["skipped"] else number(e.get("confidence")), num=True),
             _td(escape(e.get("reason") or (e.get("lift") or {}).get("text", ""))),
         ]
         for key, e in certs.items()
     ]
-    head = "certificate|certified &epsilon; &ge;|ceiling||pairs at ceiling|confidence"
+    head = "certificate|certified &epsilon; &ge;|ceiling|pairs at ceiling|confidence"
     return (
         "<p>A certificate can never exceed the <em>ceiling</em> its test size "
         "allows (what a perfect classifier would certify). A value at its ceiling "
@@ -316,14 +324,30 @@ def render_conditions_html(report):
     """Render a :class:`~skprivacy.report.ConditionsReport` as one HTML string."""
     table, prov = report.table_i, report.provenance
     anchors = {name: f"condition-{i + 1}" for i, name in enumerate(report.reports)}
+    # Each method's median and max side by side under one method header (two
+    # narrow columns rather than fourteen long names: the table fits the page).
+    methods = [
+        c.removesuffix(" median")
+        for c in table.columns
+        if c.endswith(" median") and c.removesuffix("median") + "max" in table
+    ]
+    paired = [f"{m} {s}" for m in methods for s in ("median", "max")]
+    single = [c for c in table.columns if c not in paired]
+    columns = [*single, *paired]
     rows = [
         [_td(f"<a href='#{anchors[name]}'>{escape(name)}</a>")]
         + [
-            _td(number(int(v) if c in _COUNT_COLUMNS else float(v)), num=True)
-            for c, v in row.items()
+            _td(number(int(row[c]) if c in _COUNT_COLUMNS else float(row[c])), num=True)
+            for c in columns
         ]
         for name, row in table.iterrows()
     ]
+    head = "".join(
+        f"<th rowspan='2'>{h}</th>"
+        for h in ["condition", *(escape(c.removeprefix("n_")) for c in single)]
+    ) + "".join(f"<th colspan='2'>{escape(m)} &epsilon;</th>" for m in methods)
+    head = f"<tr>{head}</tr><tr>{'<th>median</th><th>max</th>' * len(methods)}</tr>"
+    body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows)
     raised = prov.get("raised_pair_counts") or {}
     definition = prov["table_definition"]
     return _page(
@@ -345,9 +369,8 @@ def render_conditions_html(report):
             if raised
             else "Every method's pair count already covered the prefix."
         ),
-        table=_table(
-            [escape(c) for c in ["condition", *table.columns]], rows, scroll=True
-        ),
+        table=f"<div class='scroll'><table><thead>{head}</thead><tbody>{body}"
+        "</tbody></table></div>",
         figures=_figures(report.figures),
         comparison=_comparison(report),
         sections="".join(

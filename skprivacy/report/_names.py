@@ -32,7 +32,8 @@ METHOD_NAMES = (
 #: Protocol name -> one line (command-line help, user guide).
 PROTOCOL_HELP = {
     "quick": "a first look: well under 30 s on the bundled data on 2 cores",
-    "paper": "paper 000's pair and permutation counts",
+    "paper": "the pair and permutation counts of the paper the auditors come from "
+    "(\u201cPicture the Epsilon\u201d)",
     "exhaustive": "every pair for the methods with an exhaustive engine",
 }
 

@@ -115,10 +115,17 @@ def verdict(results, findings, confidence):
         )
     else:
         level = "inconclusive"
-        headline = (
-            "No hypothesis test or certificate could run on these data; the "
-            "results below are point estimates and diagnostics."
+        # Said of the tests and certificates that were asked for, not of the
+        # methods a run simply did not select.
+        requested = any(
+            e.get("kind") in ("hypothesis test", "certificate")
+            for e in results.values()
         )
+        headline = (
+            "No hypothesis test or certificate could run on these data"
+            if requested
+            else "No hypothesis test or certificate was requested"
+        ) + "; the results below are point estimates and diagnostics."
     return {"level": level, "headline": headline, "lines": lines}
 
 
@@ -145,8 +152,9 @@ def next_steps(results, ctx, protocol, suggestion, source=None):
         steps.append(
             _step(
                 "protocol",
-                "Run paper 000's protocol for more pairs and 10,000 permutations "
-                "(or exhaustive for every pair).",
+                "Run the protocol of the paper these auditors come from (\u201cPicture "
+                "the Epsilon\u201d): more pairs and 10,000 permutations (or "
+                "--protocol exhaustive for every pair).",
                 f"skprivacy audit {file} --protocol paper",
             )
         )
@@ -164,16 +172,24 @@ def next_steps(results, ctx, protocol, suggestion, source=None):
                 )
             )
     counts = np.sort(ctx.counts)
-    skipped = "; ".join(
-        f"{e['title']}: {e['reason']}" for e in results.values() if e["skipped"]
-    )
+    # The skipped results by name only: their reasons are said once, above.
+    skipped = [e["title"] for e in results.values() if e["skipped"]]
     if skipped or counts[0] < 10:
+        now = (
+            f"{counts[0]}"
+            if counts[0] == counts[-1]
+            else f"{counts[0]} to {counts[-1]}"
+        )
+        why = (
+            f"; skipped here: {', '.join(skipped)} (the reasons are above)"
+            if skipped
+            else ""
+        )
         steps.append(
             _step(
                 "more rows",
-                f"Collect more images per identity (now {counts[0]} to "
-                f"{counts[-1]}): certificates and controls need tens of rows per "
-                "identity" + (f" ({skipped})" if skipped else "") + ".",
+                f"Collect more images per identity (now {now}): certificates and "
+                f"controls need tens of rows per identity{why}.",
             )
         )
     return steps

@@ -23,13 +23,18 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from skprivacy.datasets import read_embeddings, select_feature_columns
+from skprivacy.datasets import classify_columns, read_embeddings
 from skprivacy.datasets._io import file_sha256
 from skprivacy.sanitize._base import _IdentityStats
 from skprivacy.sanitize._isp import ISP
 from skprivacy.sanitize._select import select_rank
 from skprivacy.sanitize._verification import OpenSetVerificationAuditor
-from skprivacy.utils import Progress, RunProvenance, validate_identity_data
+from skprivacy.utils import (
+    Progress,
+    RunProvenance,
+    check_identity_counts,
+    validate_identity_data,
+)
 from skprivacy.utils._files import StagedDirectory, check_not_input
 
 __all__ = [
@@ -86,7 +91,23 @@ def _input_format(path):
     )
 
 
-def _chunks(path, fmt, chunk_rows, columns=None, features=None, dtype=None):
+def _nullable(arrow_type):
+    """Return the nullable pandas dtype of a Parquet integer or boolean column (or None).
+
+    pandas' default turns an integer column into float64 (and a boolean one
+    into object) in exactly the chunks that hold a missing value.
+    """
+    # pyarrow is optional: only Parquet files need it (and call this).
+    import pyarrow as pa
+
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    if pa.types.is_integer(arrow_type):
+        return pd.api.types.pandas_dtype(str(arrow_type).replace("int", "Int"))
+    return None
+
+
+def _chunks(path, fmt, chunk_rows, columns=None, features=None, dtype=None, text=()):
     """Yield chunks of at most ``chunk_rows`` rows, in file order.
 
     Without ``features``: DataFrames (of ``columns`` if given). With
@@ -97,6 +118,11 @@ def _chunks(path, fmt, chunk_rows, columns=None, features=None, dtype=None):
     rows, its embedding block filled straight from Arrow: the embeddings never
     pass through a pandas frame, and Arrow's reader holds the pages of a few
     thousand rows rather than of a whole chunk.
+
+    ``text``: CSV columns read as their cell text (no type guessed per
+    chunk). Parquet integer and boolean columns are read as nullable dtypes
+    (pandas' default makes them float64 or object in exactly the chunks that
+    hold a missing value).
     """
     if fmt == "parquet":
         pq = _pyarrow_parquet()
@@ -107,11 +133,14 @@ def _chunks(path, fmt, chunk_rows, columns=None, features=None, dtype=None):
                 for batch in handle.iter_batches(
                     batch_size=chunk_rows, columns=columns
                 ):
-                    yield batch.to_pandas()
+                    yield batch.to_pandas(types_mapper=_nullable)
             else:
                 yield from _arrow_chunks(handle, chunk_rows, columns, features, dtype)
         return
-    with pd.read_csv(path, chunksize=chunk_rows, usecols=columns) as reader:
+    dtype_of = {c: str for c in text if columns is None or c in columns}
+    with pd.read_csv(
+        path, chunksize=chunk_rows, usecols=columns, dtype=dtype_of or None
+    ) as reader:
         start = 0
         for chunk in reader:
             if features is None:
@@ -131,31 +160,6 @@ def _pyarrow_parquet():
             "reading Parquet needs pyarrow: pip install 'skprivacy[parquet]'"
         ) from exc
     return pq
-
-
-def _first_rows(path, fmt, n_rows):
-    """Return the first ``n_rows`` rows as a DataFrame, whatever the file's size.
-
-    A Parquet file is read one column at a time: reading every column of a
-    row group at once holds all their pages (and dictionaries), hundreds of
-    MB for a wide file, for a few rows.
-    """
-    if fmt != "parquet":
-        return pd.read_csv(path, nrows=n_rows)
-    pq = _pyarrow_parquet()
-    # pyarrow is optional: only Parquet files need it.
-    import pyarrow as pa
-
-    with pq.ParquetFile(path, pre_buffer=False) as handle:
-        arrays = {}
-        for name in handle.schema_arrow.names:
-            batches = handle.iter_batches(batch_size=n_rows, columns=[name])
-            batch = next(batches, None)
-            del batches
-            if batch is None:  # no rows
-                return handle.schema_arrow.empty_table().to_pandas()
-            arrays[name] = batch.column(0)
-        return pa.table(arrays).to_pandas()
 
 
 def _arrow_chunks(handle, chunk_rows, columns, features, dtype):
@@ -188,33 +192,160 @@ def _arrow_chunks(handle, chunk_rows, columns, features, dtype):
             filled += take
             offset += take
             if filled == chunk_rows:
-                yield X, pa.Table.from_batches(parts).to_pandas()
+                yield X, pa.Table.from_batches(parts).to_pandas(types_mapper=_nullable)
                 start += filled
                 parts, filled = [], 0
         del batch
     if filled:
-        yield X[:filled], pa.Table.from_batches(parts).to_pandas()
+        yield X[:filled], pa.Table.from_batches(parts).to_pandas(types_mapper=_nullable)
+
+
+class _TypeConflict(Exception):
+    """A later chunk holds a value that the type chosen from the peek cannot."""
+
+    def __init__(self, column):
+        super().__init__(column)
+        self.column = column
+
+
+#: Parquet type of each kind of metadata column of a CSV input.
+_KINDS = ("int", "float", "bool", "text")
+_TRUE, _FALSE = {"True", "true", "TRUE"}, {"False", "false", "FALSE"}
+
+
+def _kind(values):
+    """Return the kind of a CSV metadata column from its first rows, as parsed."""
+    dtype = values.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "int"
+    if pd.api.types.is_float_dtype(dtype):
+        present = values.dropna().to_numpy()
+        if present.size == 0:
+            return "text"  # no value seen: nothing to commit to
+        # Whole numbers with gaps: an integer column pandas read as float.
+        whole = np.isfinite(present).all() and (present == np.round(present)).all()
+        return "int" if whole and values.isna().any() else "float"
+    return "text"
+
+
+def _as_kind(values, kind):
+    """Convert a column read as text to ``kind``; raise ``ValueError`` if it cannot."""
+    if kind == "text":
+        return values
+    present = values.notna()
+    if kind == "bool":
+        cells = set(values[present])
+        if not cells <= _TRUE | _FALSE:
+            raise ValueError("not a boolean")
+        return values.map(lambda v: v in _TRUE, na_action="ignore").astype("boolean")
+    numbers = pd.to_numeric(values, errors="raise")
+    if kind == "float":
+        return numbers.astype(np.float64)
+    finite = numbers[present].to_numpy(dtype=np.float64)
+    if not (np.isfinite(finite).all() and (finite == np.round(finite)).all()):
+        raise ValueError("not whole numbers")
+    if finite.size and np.abs(finite).max() >= 2**63:
+        raise ValueError("out of the int64 range")
+    return numbers.astype("Int64")
+
+
+class _MetadataTypes:
+    """One type per non-feature column of a CSV input for Parquet output.
+
+    Decided from the peek (whole numbers, numbers, booleans, text) and
+    widened to text, for the whole output, if a later row does not fit.
+    """
+
+    def __init__(self, head, columns):
+        self.kinds = {c: _kind(head[c]) for c in columns}
+
+    def convert(self, frame):
+        """Return ``frame`` with every typed column converted (text stays text)."""
+        out = {}
+        for column in frame.columns:
+            kind = self.kinds.get(column, "text")
+            try:
+                out[column] = _as_kind(frame[column], kind)
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise _TypeConflict(column) from exc
+        return pd.DataFrame(out, copy=False)
+
+    def widen(self, chunks):
+        """Widen to text every column some row of ``chunks`` does not fit.
+
+        Returns the widened column names.
+        """
+        widened = []
+        for chunk in chunks:
+            for column in chunk.columns:
+                if self.kinds.get(column, "text") == "text":
+                    continue
+                try:
+                    _as_kind(chunk[column], self.kinds[column])
+                except (ValueError, TypeError, OverflowError):
+                    self.kinds[column] = "text"
+                    widened.append(column)
+        return widened
+
+    def arrow_types(self):
+        # pyarrow is optional: only Parquet output needs it.
+        import pyarrow as pa
+
+        types = {"int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+        return {c: types.get(k, pa.string()) for c, k in self.kinds.items()}
 
 
 class _Writer:
-    """Append DataFrame chunks to a CSV, gzip CSV or Parquet file."""
+    """Append DataFrame chunks to a CSV, gzip CSV or Parquet file.
 
-    def __init__(self, path, fmt):
+    For Parquet, every chunk is written with one schema, fixed before the
+    first (``types``: the Parquet type of each column by name).
+    """
+
+    def __init__(self, path, fmt, types=None, convert=None):
         self.path, self.fmt = path, fmt
+        self._types, self._convert = types or {}, convert
         self._fh = self._parquet = self._schema = None
+
+    def _table(self, frame):
+        # pyarrow is optional: only Parquet output needs it.
+        import pyarrow as pa
+
+        if self._convert is not None:
+            frame = self._convert(frame)
+        if self._schema is None:
+            fields = []
+            for column in frame.columns:
+                kind = self._types.get(column)
+                if kind is None:
+                    kind = pa.Array.from_pandas(frame[column].iloc[:0]).type
+                fields.append(pa.field(str(column), kind))
+            self._schema = pa.schema(fields)
+        try:
+            return pa.Table.from_pandas(
+                frame, schema=self._schema, preserve_index=False
+            )
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            for column, field in zip(frame.columns, self._schema):
+                try:
+                    pa.Array.from_pandas(frame[column], type=field.type)
+                except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+                    raise ValueError(
+                        f"column {str(column)!r} holds a value that its Parquet type "
+                        f"{field.type} cannot ({' '.join(str(exc).split())})"
+                    ) from exc
+            raise
 
     def write(self, frame):
         if self.fmt == "parquet":
             # pyarrow is optional: only Parquet output needs it.
-            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.Table.from_pandas(frame, preserve_index=False)
+            table = self._table(frame)
             if self._parquet is None:
-                self._schema = table.schema
-                self._parquet = pq.ParquetWriter(self.path, self._schema)
-            else:
-                table = table.cast(self._schema)
+                self._parquet = pq.ParquetWriter(self.path, table.schema)
             self._parquet.write_table(table)
             return
         header = self._fh is None
@@ -335,38 +466,68 @@ def _components_sha256(isp):
     return digest.hexdigest()
 
 
-def _peek(path, fmt, chunk_rows, id_column, projector, features, exclude):
-    """Read the first rows: identity column, feature columns and their dtype."""
-    first = _first_rows(path, fmt, min(chunk_rows, 1000))
-    has_ids = id_column in first.columns
-    if projector is None and not has_ids:
-        raise ValueError(
-            f"identity column {id_column!r} not found (columns: "
-            f"{', '.join(map(str, first.columns[:8]))}...); name it with "
-            "id_column (--id-column), or apply a saved projector"
+class _Layout:
+    """What the peek decides, for every pass: the columns and how each is read.
+
+    Attributes: ``columns`` (features, in file order), ``excluded`` (every
+    other column and why), ``dtype`` of the features, ``has_ids``,
+    ``id_column``, ``order`` (every column, in file order), ``source_col``
+    (the added row key), ``text`` (CSV columns
+    read as their cell text: every non-feature column, so CSV output copies
+    them unchanged), and for Parquet output the ``types`` of the non-feature
+    columns (``_MetadataTypes`` for CSV input, the input's own for Parquet).
+    """
+
+    def __init__(self, path, fmt_in, fmt_out, id_column, projector, features, exclude):
+        # One peek at the first rows, whatever the chunk size: the same file
+        # always gets the same feature columns.
+        columns, excluded, head = classify_columns(
+            path, id_column=id_column, features=features, exclude=exclude
         )
-    columns, excluded = select_feature_columns(
-        first,
-        id_column=id_column if has_ids else None,
-        features=features,
-        exclude=exclude,
-    )
-    dtype = (
-        np.float32 if all(first[c].dtype == np.float32 for c in columns) else np.float64
-    )
-    source_col = SOURCE_ROW
-    while source_col in first.columns:
-        source_col = "_" + source_col
-    return has_ids, columns, excluded, dtype, source_col, list(first.columns)
+        self.has_ids = id_column in head.columns
+        if projector is None and not self.has_ids:
+            raise ValueError(
+                f"identity column {id_column!r} not found (columns: "
+                f"{', '.join(map(str, head.columns[:8]))}...); name it with "
+                "id_column (--id-column), or apply a saved projector"
+            )
+        self.columns, self.excluded, self.id_column = columns, excluded, id_column
+        self.dtype = (
+            np.float32
+            if all(head[c].dtype == np.float32 for c in columns)
+            else np.float64
+        )
+        self.order = list(head.columns)
+        self.source_col = SOURCE_ROW
+        while self.source_col in head.columns:
+            self.source_col = "_" + self.source_col
+        kept = [c for c in head.columns if c not in set(columns)]
+        self.text = kept if fmt_in == "csv" else []
+        self.types = None
+        if fmt_out == "parquet" and fmt_in == "csv":
+            self.types = _MetadataTypes(head, kept)
+        elif fmt_out == "parquet":
+            # pyarrow is optional: only Parquet files need it.
+            import pyarrow.parquet as pq
+
+            schema = pq.read_schema(path)
+            self.types = {c: schema.field(str(c)).type for c in kept}
+
+    def writer(self, target, fmt_out):
+        """Return the output writer (Parquet: the schema fixed before any row)."""
+        if not isinstance(self.types, _MetadataTypes):
+            return _Writer(target, fmt_out, self.types)
+        return _Writer(target, fmt_out, self.types.arrow_types(), self.types.convert)
 
 
-def _fit_pass(path, fmt, chunk_rows, id_column, columns, dtype, n_components):
+def _fit_pass(path, fmt, chunk_rows, layout, n_components):
     """Fit ISP on the whole file, chunk by chunk; count the rows not used."""
+    columns, dtype, id_column = layout.columns, layout.dtype, layout.id_column
     isp = ISP(n_components=n_components)
     drops = {"missing_identity": 0, "non_finite": 0, "low_norm": 0}
     n_read = 0
     needed = [*columns, id_column]
-    for X, rest in _chunks(path, fmt, chunk_rows, needed, columns, dtype):
+    for X, rest in _chunks(path, fmt, chunk_rows, needed, columns, dtype, layout.text):
         n_read += len(X)
         labels = rest[id_column]
         has = labels.notna().to_numpy()
@@ -378,9 +539,12 @@ def _fit_pass(path, fmt, chunk_rows, id_column, columns, dtype, n_components):
                 isp.partial_fit(X if has.all() else X[has], ids)
         # Release this chunk before the next one is decoded.
         del X, rest, labels, has
-    if not hasattr(isp, "_stats") or isp._stats.n_identities < 2:
+    stats = getattr(isp, "_stats", None)
+    if stats is not None:
+        # A column whose labels all occur once is a row key, not identities.
+        check_identity_counts(stats.counts, column=id_column)
+    if stats is None or stats.n_identities < 2:
         raise ValueError("fewer than 2 identities with usable rows: nothing to fit")
-    stats = isp._stats
     for key in ("non_finite", "low_norm"):
         drops[key] = int(stats.drop_report.get(key, 0))
     isp._fit_from_stats(stats, partial=False)
@@ -661,8 +825,13 @@ def sanitize_file(
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
     for source in (path, projector):
-        if source is not None and not source.is_file():
+        if source is not None and not source.exists():
             raise FileNotFoundError(f"input file not found: {source}")
+        if source is not None and not source.is_file():
+            raise ValueError(
+                f"{source} is not a regular file (a directory, a pipe or a device): "
+                "it is read more than once; save it to a file first"
+            )
     fmt_in = _input_format(path)
     fmt_out = output_format or ("parquet" if fmt_in == "parquet" else "csv.gz")
     if fmt_out not in FORMATS:
@@ -674,9 +843,8 @@ def sanitize_file(
     check_not_input(out, inputs)
     staged = StagedDirectory(out, force=force, replaceable=_OUTPUT_NAMES, inputs=inputs)
     with staged:
-        has_ids, columns, excluded, dtype, source_col, order = _peek(
-            path, fmt_in, chunk_rows, id_column, projector, features, exclude
-        )
+        layout = _Layout(path, fmt_in, fmt_out, id_column, projector, features, exclude)
+        columns, has_ids = layout.columns, layout.has_ids
         selection = None
         if target_tar is not None:
             say.message(f"choosing the rank: cross-fitted TAR at FAR={far:g}")
@@ -689,9 +857,7 @@ def sanitize_file(
             say.message(
                 f"pass 1/2: fitting ISP on {path.name} in chunks of {chunk_rows}"
             )
-            isp, fit_drops = _fit_pass(
-                path, fmt_in, chunk_rows, id_column, columns, dtype, n_components
-            )
+            isp, fit_drops = _fit_pass(path, fmt_in, chunk_rows, layout, n_components)
             # Held-out identities for the leakage summary: the smallest label
             # hashes, independent of row order.
             labels_all = list(isp._stats.labels)
@@ -706,17 +872,36 @@ def sanitize_file(
                 )
             audit_ids, fit_drops = [], None
         t_fit = time.perf_counter() - t0
-        sample = held_out = None
-        if leakage_summary and has_ids:
-            sample = _AuditSample(audit_ids, open_ended=projector is not None)
-            held_out = _IdentityStats(len(columns), scatter=isp.n_components == "auto")
         name = FORMATS[fmt_out]
         say.message(f"pass {'2/2' if projector is None else '1/1'}: writing {name}")
         t0 = time.perf_counter()
-        n_rows, n_unsanitized = _write_pass(
-            path, fmt_in, chunk_rows, staged.path / name, fmt_out, isp,
-            (columns, dtype, source_col, id_column, order), sample, held_out,
-        )  # fmt: skip
+        for attempt in (1, 2):
+            sample = held_out = None
+            if leakage_summary and has_ids:
+                sample = _AuditSample(audit_ids, open_ended=projector is not None)
+                held_out = _IdentityStats(
+                    len(columns), scatter=isp.n_components == "auto"
+                )
+            try:
+                n_rows, n_unsanitized = _write_pass(
+                    path, fmt_in, chunk_rows, staged.path / name, fmt_out, isp,
+                    layout, sample, held_out,
+                )  # fmt: skip
+                break
+            except _TypeConflict as conflict:
+                if attempt == 2:  # the survey below widened every column it must
+                    raise RuntimeError(f"column {conflict.column!r}") from conflict
+                # A later row does not fit the type the first rows gave a
+                # column: every such column is written as text, from the start.
+                kept = list(layout.types.kinds)
+                widened = layout.types.widen(
+                    _chunks(path, fmt_in, chunk_rows, kept, text=layout.text)
+                )
+                say.message(
+                    f"column(s) {', '.join(map(repr, map(str, widened)))} hold "
+                    "values the type of their first rows cannot: written as text; "
+                    f"writing {name} again"
+                )
         t_transform = time.perf_counter() - t0
         leakage = None
         if sample is not None and sample.rows:
@@ -745,7 +930,7 @@ def sanitize_file(
                 "format": fmt_in,
                 "id_column": id_column if has_ids else None,
                 "feature_columns": [str(c) for c in columns],
-                "excluded_columns": excluded,
+                "excluded_columns": layout.excluded,
             },
             "mode": "apply projector" if projector else "fit and transform",
             "projector_input": str(projector) if projector else None,
@@ -763,7 +948,7 @@ def sanitize_file(
                 "not_used_for_fit": fit_drops,
                 "written_as_nan_non_finite": int(n_unsanitized),
             },
-            "row_key": source_col,
+            "row_key": layout.source_col,
             "leakage": leakage,
             "outputs": [
                 name,
@@ -825,12 +1010,16 @@ def _write_pass(path, fmt, chunk_rows, target, fmt_out, isp, layout, sample, hel
 
     Returns the rows written and the rows written as NaN (a non-finite entry).
     """
-    columns, dtype, source_col, id_column, order = layout
-    writer = _Writer(target, fmt_out)
+    columns, dtype, order = layout.columns, layout.dtype, layout.order
+    source_col, id_column = layout.source_col, layout.id_column
+    writer = layout.writer(target, fmt_out)
     n_rows = n_unsanitized = 0
     buffer = None
     try:
-        for X, rest in _chunks(path, fmt, chunk_rows, features=columns, dtype=dtype):
+        chunks = _chunks(
+            path, fmt, chunk_rows, features=columns, dtype=dtype, text=layout.text
+        )
+        for X, rest in chunks:
             bad = ~np.isfinite(X).all(axis=1)
             if bad.any():
                 X[bad] = np.nan  # passed through as NaN, counted
