@@ -12,7 +12,7 @@ from skprivacy import audit, audit_conditions
 from skprivacy.datasets import make_identity_embeddings
 from skprivacy.exceptions import ReportFileError
 from skprivacy.report import AuditReport, ConditionsReport, summary_schema
-from skprivacy.report._schema import SCHEMA_KEYWORDS, schema_problem
+from skprivacy.utils._json import SCHEMA_KEYWORDS, schema_problem
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,14 @@ import pandas as pd
 
 from skprivacy.exceptions import ReportFileError
 from skprivacy.report._html import html_body
-from skprivacy.report._schema import schema_problem, summary_schema
+from skprivacy.report._schema import summary_schema
 from skprivacy.utils._files import StagedDirectory, atomic_file
-from skprivacy.utils._json import read_json, read_text, restore_infinite
+from skprivacy.utils._json import (
+    read_json,
+    read_text,
+    restore_infinite,
+    schema_problem,
+)
 
 __all__ = [
     "SavedReport",
