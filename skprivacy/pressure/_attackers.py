@@ -100,7 +100,7 @@ def _fit_data(estimator, X, y):
     return data
 
 
-def _calibration_split(estimator, data, fallback):
+def _calibration_split(estimator, data, fallback, stacklevel=3):
     """Split the gallery into fit rows and (capped) calibration rows.
 
     Returns ``(fit_rows, calibration_rows)`` — a boolean mask and row indices —
@@ -111,7 +111,9 @@ def _calibration_split(estimator, data, fallback):
     mask = calibration_mask(data.codes, estimator.calibration_size, rng)
     if not mask.any():
         warnings.warn(
-            f"No identity has two rows, so {fallback}.", UserWarning, stacklevel=3
+            f"No identity has two rows, so {fallback}.",
+            UserWarning,
+            stacklevel=stacklevel,
         )
         return None
     return ~mask, _cap_calibration(mask, data.codes, rng)
@@ -270,10 +272,66 @@ class _GalleryScorer:
 
 
 class _PosteriorMixin:
-    """``predict_proba``, ``predict`` and tags shared by the attackers.
+    """Fit preamble, posteriors and tags shared by the attackers.
 
-    Subclasses implement ``predict_log_proba`` and set ``classes_``.
+    Subclasses implement ``_logits(Q)`` (identity logits of unit-norm query
+    rows) or ``_log_proba(Q)`` (their normalised log-posterior) and start
+    ``fit`` with ``_start_fit``, which sets ``classes_``.
     """
+
+    def _start_fit(self, X, y):
+        """Validate the training data; set ``drop_report_`` and ``classes_``."""
+        data = _fit_data(self, X, y)
+        self.drop_report_ = data.drop_report
+        self.classes_ = data.identities
+        return data
+
+    def _fit_temperature(self, data, calibration_nll):
+        """Set ``temperature_`` and ``calibration_nll_`` (given or fitted).
+
+        ``calibration_nll(G, g_codes, Q, q_codes)`` returns the calibration
+        negative log-likelihood as a function of the temperature, for the fit
+        rows ``G`` and the calibration rows ``Q``.
+        """
+        self.calibration_nll_ = None
+        if self.temperature != "auto":
+            self.temperature_ = float(self.temperature)
+            return
+        split = _calibration_split(
+            self,
+            data,
+            "the temperature cannot be calibrated; using temperature 1.0",
+            stacklevel=4,
+        )
+        if split is None:
+            self.temperature_ = 1.0
+            return
+        fit_rows, cal = split
+        nll = calibration_nll(
+            data.X[fit_rows], data.codes[fit_rows], data.X[cal], data.codes[cal]
+        )
+        self.temperature_ = fit_temperature(nll, TEMPERATURE_BOUNDS)
+        self.calibration_nll_ = nll(self.temperature_)
+
+    def _log_proba(self, Q):
+        logits = self._logits(Q)
+        return logits - logsumexp_rows(logits, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """Log-posterior over identities for each query row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query embeddings (finite; L2-normalised internally).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_queries, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        Q, kept = _check_queries(self, X)
+        return _fill_uniform(self._log_proba(Q), kept, len(self.classes_))
 
     def predict_proba(self, X):
         """Posterior over identities for each query row.
@@ -434,35 +492,16 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : RetrievalAttacker
             Fitted attacker.
         """
-        data = _fit_data(self, X, y)
-        self.drop_report_ = data.drop_report
-        self.classes_ = data.identities
+        data = self._start_fit(X, y)
         n_id = data.n_identities
-        self.calibration_nll_ = None
-        if self.temperature == "auto":
-            split = _calibration_split(
-                self,
-                data,
-                "the temperature cannot be calibrated; using temperature 1.0",
-            )
-            if split is None:
-                self.temperature_ = 1.0
-            else:
-                fit_rows, cal = split
-                self.temperature_, self.calibration_nll_ = self._calibrate(
-                    data.X[fit_rows],
-                    data.codes[fit_rows],
-                    data.X[cal],
-                    data.codes[cal],
-                    n_id,
-                )
-        else:
-            self.temperature_ = float(self.temperature)
+        self._fit_temperature(
+            data, lambda G, g_codes, Q, q_codes: self._nll(G, g_codes, Q, q_codes, n_id)
+        )
         self._scorer = _GalleryScorer(data.X, data.codes, n_id)
         self.n_gallery_ = int(data.X.shape[0])
         return self
 
-    def _calibrate(self, G, g_codes, Q, q_codes, n_id):
+    def _nll(self, G, g_codes, Q, q_codes, n_id):
         scorer = _GalleryScorer(G, g_codes, n_id)
         S = scorer.similarity(Q)
         if self.aggregation == "logsumexp":
@@ -478,8 +517,7 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
             def nll(t):
                 return softmax_nll(base / t, q_codes)
 
-        t = fit_temperature(nll, TEMPERATURE_BOUNDS)
-        return t, nll(t)
+        return nll
 
     def _log_proba(self, Z):
         out = np.empty((Z.shape[0], len(self.classes_)), dtype=np.float64)
@@ -502,22 +540,6 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
                 logits = self._scorer.scores(S, self.aggregation, self.temperature_)
             out[start:stop] = logits - logsumexp_rows(logits, keepdims=True)
         return out
-
-    def predict_log_proba(self, X):
-        """Log-posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings (finite; L2-normalised internally).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_queries, n_classes)
-            Log-probabilities, columns in the order of ``classes_``.
-        """
-        Z, kept = _check_queries(self, X)
-        return _fill_uniform(self._log_proba(Z), kept, len(self.classes_))
 
 
 def _knn_votes(Q, G, g_codes, n_identities, k, batch_size, similarity=False):
@@ -679,9 +701,7 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : PrototypeAttacker
             Fitted attacker.
         """
-        data = _fit_data(self, X, y)
-        self.drop_report_ = data.drop_report
-        self.classes_ = data.identities
+        data = self._start_fit(X, y)
         n_id = data.n_identities
         use_graph = self.n_neighbors is not None
         fit_t = self.temperature == "auto"
@@ -716,20 +736,7 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
             self._gallery_codes = data.codes
         return self
 
-    def predict_log_proba(self, X):
-        """Log-posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings (finite; L2-normalised internally).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_queries, n_classes)
-            Log-probabilities, columns in the order of ``classes_``.
-        """
-        Q, kept = _check_queries(self, X)
+    def _logits(self, Q):
         A, B = self._features(
             Q,
             self.prototypes_,
@@ -740,8 +747,7 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         logits = A / self.temperature_
         if B is not None:
             logits = logits + self.graph_weight_ * B
-        log_proba = logits - logsumexp_rows(logits, keepdims=True)
-        return _fill_uniform(log_proba, kept, len(self.classes_))
+        return logits
 
 
 class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
@@ -884,56 +890,24 @@ class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : GraphAttacker
             Fitted attacker.
         """
-        data = _fit_data(self, X, y)
-        self.drop_report_ = data.drop_report
-        self.classes_ = data.identities
+        data = self._start_fit(X, y)
         n_id = data.n_identities
-        self.calibration_nll_ = None
-        if self.temperature == "auto":
-            split = _calibration_split(
-                self,
-                data,
-                "the temperature cannot be calibrated; using temperature 1.0",
-            )
-            if split is None:
-                self.temperature_ = 1.0
-            else:
-                fit_rows, cal = split
-                V = self._votes(
-                    data.X[cal], data.X[fit_rows], data.codes[fit_rows], n_id
-                )
-                y_cal = data.codes[cal]
-                self.temperature_ = fit_temperature(
-                    lambda t: softmax_nll(V / t, y_cal), TEMPERATURE_BOUNDS
-                )
-                self.calibration_nll_ = softmax_nll(V / self.temperature_, y_cal)
-        else:
-            self.temperature_ = float(self.temperature)
+
+        def calibration_nll(G, g_codes, Q, q_codes):
+            V = self._votes(Q, G, g_codes, n_id)
+            return lambda t: softmax_nll(V / t, q_codes)
+
+        self._fit_temperature(data, calibration_nll)
         self._gallery = np.ascontiguousarray(data.X)
         self._gallery_codes = data.codes
         self.n_gallery_ = int(data.X.shape[0])
         return self
 
-    def predict_log_proba(self, X):
-        """Log-posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings (finite; L2-normalised internally).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_queries, n_classes)
-            Log-probabilities, columns in the order of ``classes_``.
-        """
-        Q, kept = _check_queries(self, X)
+    def _logits(self, Q):
         n_id = len(self.classes_)
-        logits = (
+        return (
             self._votes(Q, self._gallery, self._gallery_codes, n_id) / self.temperature_
         )
-        log_proba = logits - logsumexp_rows(logits, keepdims=True)
-        return _fill_uniform(log_proba, kept, n_id)
 
 
 def _fit_logit_weights(A, B, y, kappa, weight):
@@ -1151,9 +1125,7 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : MLPAttacker
             Fitted attacker.
         """
-        data = _fit_data(self, X, y)
-        self.drop_report_ = data.drop_report
-        self.classes_ = data.identities
+        data = self._start_fit(X, y)
         n_id = data.n_identities
         hidden = self.hidden_layer_sizes
         hidden = (int(hidden),) if np.isscalar(hidden) else tuple(hidden)
@@ -1208,23 +1180,8 @@ class MLPAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
         self.mlp_ = mlp
         return self
 
-    def predict_log_proba(self, X):
-        """Log-posterior over identities for each query row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query embeddings (finite; L2-normalised internally).
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_queries, n_classes)
-            Log-probabilities, columns in the order of ``classes_``.
-        """
-        Z, kept = _check_queries(self, X)
-        logits = _mlp_logits(self.mlp_, self._scaled(Z.astype(np.float64)))
-        log_proba = logits - logsumexp_rows(logits, keepdims=True)
-        return _fill_uniform(log_proba, kept, len(self.classes_))
+    def _logits(self, Q):
+        return _mlp_logits(self.mlp_, self._scaled(Q.astype(np.float64)))
 
 
 def attacker_ladder(random_state=None):
