@@ -14,6 +14,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
+from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.exceptions import FewDimensionsLeftWarning
 from skprivacy.utils import (
     check_embeddings,
@@ -412,3 +413,17 @@ class _BaseIdentityEraser(OneToOneFeatureMixin, TransformerMixin, BaseEstimator)
         tags.input_tags.allow_nan = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+class _ComponentsEraser(_BaseIdentityEraser):
+    """Base class of the erasers that project off the span of ``components_``.
+
+    ``components_`` holds orthonormal rows (ISP, INLP); ``transform`` maps
+    ``x`` to ``x - C^T (C x)``, re-normalised when ``renormalize`` is set.
+    """
+
+    def _transform_array(self, X, out=None):
+        C = self.components_
+        return low_rank_update(
+            X, C, C, renormalize=self.renormalize, orthogonal=True, out=out
+        )

@@ -13,6 +13,7 @@ from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.sanitize._base import (
     _auto_subspace,
     _BaseIdentityEraser,
+    _ComponentsEraser,
     _IdentityStats,
     _warn_few_dimensions,
 )
@@ -258,7 +259,7 @@ class LEACE(_BaseIdentityEraser):
         )
 
 
-class INLP(_BaseIdentityEraser):
+class INLP(_ComponentsEraser):
     """Iterative Nullspace Projection against identity classifiers.
 
     INLP (Ravfogel et al., 2020) repeatedly trains a linear classifier to
@@ -459,10 +460,4 @@ class INLP(_BaseIdentityEraser):
         """
         return self._transform(
             X, self._transform_array, check_finite=not self.renormalize
-        )
-
-    def _transform_array(self, X, out=None):
-        B = self.components_
-        return low_rank_update(
-            X, B, B, renormalize=self.renormalize, orthogonal=True, out=out
         )

@@ -8,10 +8,9 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils.extmath import svd_flip
 
-from skprivacy._kernels._low_rank import low_rank_update
 from skprivacy.sanitize._base import (
     _auto_subspace,
-    _BaseIdentityEraser,
+    _ComponentsEraser,
     _warn_few_dimensions,
 )
 from skprivacy.sanitize._projector import read_projector
@@ -27,7 +26,7 @@ from skprivacy.utils._sklearn import (
 __all__ = ["ISP"]
 
 
-class ISP(_BaseIdentityEraser):
+class ISP(_ComponentsEraser):
     """Identity Sanitization Projection: remove the between-identity subspace.
 
     ISP estimates the subspace spanned by the identity means and projects every
@@ -300,12 +299,6 @@ class ISP(_BaseIdentityEraser):
         """
         return self._transform(
             X, self._transform_array, check_finite=not self.renormalize
-        )
-
-    def _transform_array(self, X, out=None):
-        U = self.components_
-        return low_rank_update(
-            X, U, U, renormalize=self.renormalize, orthogonal=True, out=out
         )
 
     def get_projector(self):
