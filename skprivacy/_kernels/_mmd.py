@@ -85,6 +85,30 @@ def check_kernel_exponent(exponent, what, where, advice):
     )
 
 
+def check_bandwidth_at_median(sq, sigma, what, alternative):
+    """Refuse a bandwidth ``sigma`` at which the kernel is 0 or 1 for typical rows.
+
+    ``sq`` holds squared distances between sample rows; the typical distance
+    is the median of the positive ones (no check when there is none). The
+    ``ValueError`` of :func:`check_kernel_exponent` names ``what`` (the
+    setting) and advises the bandwidth range that works, or ``alternative``.
+    """
+    sq = sq[sq > 0]
+    if not sq.size:
+        return
+    median_sq = float(np.median(sq))
+    # exp(-x) underflows to 0 in float64 for x > ~745.
+    with np.errstate(over="ignore"):
+        exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
+    check_kernel_exponent(
+        exponent,
+        what,
+        f"typical rows (median distance {np.sqrt(median_sq):.3g})",
+        f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
+        f"{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or {alternative}",
+    )
+
+
 def median_sq_reference(pooled):
     """Median of the square roots of ``pooled`` squared distances (plain).
 

@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from skprivacy._kernels._mmd import (
     KERNEL_ONE,
+    check_bandwidth_at_median,
     check_kernel_exponent,
     cross_blocks,
     cross_kernel_sums,
@@ -292,19 +293,11 @@ class MMDTVAuditor(BasePairAuditor):
             np.arange(0, data.X.shape[0], max(1, data.X.shape[0] // 256))
         )
         sq = np.maximum(2.0 - 2.0 * (rows @ rows.T), 0.0)[np.triu_indices(len(rows), 1)]
-        sq = sq[sq > 0]
-        if not sq.size:
-            return
-        median_sq = float(np.median(sq))
-        # exp(-x) underflows to 0 in float64 for x > ~745.
-        with np.errstate(over="ignore"):
-            exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
-        check_kernel_exponent(
-            exponent,
+        check_bandwidth_at_median(
+            sq,
+            sigma,
             f"bandwidth={self.bandwidth!r} (times bandwidth_scale: {sigma:.3g})",
-            f"typical rows (median distance {np.sqrt(median_sq):.3g})",
-            f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
-            f'{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or bandwidth="median"',
+            'bandwidth="median"',
         )
 
     def _prepare_audit(self, data, pairs):

@@ -18,8 +18,7 @@ import numpy as np
 from sklearn.utils import check_array
 
 from skprivacy._kernels._mmd import (
-    KERNEL_ONE,
-    check_kernel_exponent,
+    check_bandwidth_at_median,
     cross_blocks,
     cross_kernel_sums,
     identity_state,
@@ -90,19 +89,8 @@ def _check_bandwidth(Z, sigma):
     sq = np.einsum("ij,ij->i", rows, rows)
     d2 = sq[:, None] + sq[None, :] - 2.0 * (rows @ rows.T)
     d2 = np.maximum(d2[np.triu_indices(len(rows), 1)], 0.0)
-    d2 = d2[d2 > 0]
-    if not d2.size:
-        return
-    median_sq = float(np.median(d2))
-    with np.errstate(over="ignore"):
-        exponent = 0.5 * (np.sqrt(median_sq) / np.float64(sigma)) ** 2
-    check_kernel_exponent(
-        exponent,
-        f"bandwidth={sigma!r}",
-        f"typical rows (median distance {np.sqrt(median_sq):.3g})",
-        f"a bandwidth in [{np.sqrt(median_sq / 1400):.3g}, "
-        f"{np.sqrt(0.5 * median_sq / KERNEL_ONE):.3g}], or bandwidth=None (the "
-        "median heuristic)",
+    check_bandwidth_at_median(
+        d2, sigma, f"bandwidth={sigma!r}", "bandwidth=None (the median heuristic)"
     )
 
 
