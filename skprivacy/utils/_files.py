@@ -271,17 +271,20 @@ class _Claim:
                 return None
             stale = _read_owner(fd)
             if stale:
-                warnings.warn(
-                    f"taking over the claim on {self.target} left by an interrupted "
-                    f"skprivacy run (pid {stale}, no longer running)",
-                    StaleOutputWarning,
-                    stacklevel=4,
-                )
+                self._warn_taken_over(stale, stacklevel=5)
             _write_owner(fd)
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    def _warn_taken_over(self, pid, stacklevel):
+        warnings.warn(
+            f"taking over the claim on {self.target} left by an interrupted "
+            f"skprivacy run (pid {pid}, no longer running)",
+            StaleOutputWarning,
+            stacklevel=stacklevel,
+        )
 
     def _try_acquire_exclusive(self):
         # Without flock: an O_EXCL file naming its owner; the claim of a pid
@@ -298,12 +301,7 @@ class _Claim:
                 return None
             if owner is None or _pid_alive(owner):
                 raise self._busy(owner) from None
-            warnings.warn(
-                f"taking over the claim on {self.target} left by an interrupted "
-                f"skprivacy run (pid {owner}, no longer running)",
-                StaleOutputWarning,
-                stacklevel=5,
-            )
+            self._warn_taken_over(owner, stacklevel=6)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             return None
