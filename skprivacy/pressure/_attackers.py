@@ -69,6 +69,18 @@ MAX_CALIBRATION_ROWS = 512
 #: with one thread (benchmarks/bench_pressure_ladder.py).
 SMALL_FIT_ENTRIES = 1 << 22
 
+#: Parameter constraints of the attackers with a calibrated temperature
+#: (retrieval, prototype, graph): temperature, calibration split, query blocks.
+_CALIBRATED_CONSTRAINTS = {
+    "temperature": [
+        StrOptions({"auto"}),
+        Interval(Real, 0, None, closed="neither"),
+    ],
+    "calibration_size": [Interval(Real, 0, 1, closed="neither")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "random_state": RANDOM_STATE,
+}
+
 
 def _check_two_classes(estimator, data):
     # sklearn's checks expect a message naming "1 class" for one-class input.
@@ -450,14 +462,8 @@ class RetrievalAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "temperature": [
-            StrOptions({"auto"}),
-            Interval(Real, 0, None, closed="neither"),
-        ],
+        **_CALIBRATED_CONSTRAINTS,
         "aggregation": [StrOptions({"logsumexp", "max", "mean"})],
-        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -649,15 +655,9 @@ class PrototypeAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "temperature": [
-            StrOptions({"auto"}),
-            Interval(Real, 0, None, closed="neither"),
-        ],
+        **_CALIBRATED_CONSTRAINTS,
         "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "graph_weight": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
-        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -834,15 +834,9 @@ class GraphAttacker(_PosteriorMixin, ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
+        **_CALIBRATED_CONSTRAINTS,
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "weights": [StrOptions({"uniform", "similarity"})],
-        "temperature": [
-            StrOptions({"auto"}),
-            Interval(Real, 0, None, closed="neither"),
-        ],
-        "calibration_size": [Interval(Real, 0, 1, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
