@@ -19,6 +19,8 @@ from skprivacy.utils._sklearn import StrOptions, validate_params
 __all__ = ["load_cropped_yale_b", "load_yale_faces"]
 
 ENCODERS = ("dlib_resnet128", "hog_pca128")
+#: The parameters every loader takes.
+_LOADER_PARAMS = {"encoder": [StrOptions(set(ENCODERS))], "as_frame": ["boolean"]}
 
 
 def _data_dir(dataset):
@@ -59,10 +61,7 @@ def _load(dataset, encoder, label_columns, as_frame):
     )
 
 
-@validate_params(
-    {"encoder": [StrOptions(set(ENCODERS))], "as_frame": ["boolean"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_LOADER_PARAMS, prefer_skip_nested_validation=True)
 def load_yale_faces(*, encoder="dlib_resnet128", as_frame=False):
     """Load face embeddings of the Yale Face Database (15 people, 164 images).
 
@@ -112,10 +111,7 @@ def load_yale_faces(*, encoder="dlib_resnet128", as_frame=False):
     return _load("yale-faces", encoder, ("condition",), as_frame)
 
 
-@validate_params(
-    {"encoder": [StrOptions(set(ENCODERS))], "as_frame": ["boolean"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_LOADER_PARAMS, prefer_skip_nested_validation=True)
 def load_cropped_yale_b(*, encoder="dlib_resnet128", as_frame=False):
     """Load face embeddings of the Extended Yale Face Database B, cropped.
 
