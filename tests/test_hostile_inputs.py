@@ -3967,7 +3967,7 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             "a header only",
             lambda: _sanitized(X=XT[:0], y=YT[:0]),
             ValueError,
-            "the table has no rows (a header only)",
+            "has no data rows (only a header): there are no embeddings to use",
         ),
         Err(
             "a text cell in an embedding column",
