@@ -141,12 +141,17 @@ def test_leak_headline_states_the_joint_level_of_two_certificates():
     )
     assert [e["skipped"] for e in both.results.values()] == [False, False]
     assert both.verdict["level"] == "leak"
-    # Each at 95%: the larger of the two holds at 1 - 2 * 0.05 = 90%.
+    # Each at 1 - 0.05 / 2 = 97.5%: the larger of the two holds at 95%.
     assert both.verdict["headline"].endswith(
-        "at 90% jointly (the larger of 2 certificates, each at 95%)."
+        "at 95% jointly: each of the 2 certificates at 97.5%."
     )
+    assert [e["confidence"] for e in both.results.values()] == [0.975, 0.975]
+    summary = both.to_dict()
+    assert (summary["confidence"], summary["certificate_confidence"]) == (0.95, 0.975)
     one = audit(X, y, methods=["rocht_certificate"], suggest_rank=False)
     assert one.verdict["headline"].endswith(" at 95%.")
+    assert one.results["rocht_certificate"]["confidence"] == 0.95
+    assert one.to_dict()["certificate_confidence"] == 0.95
 
 
 def test_duplicates_of_yale_faces_are_reported():

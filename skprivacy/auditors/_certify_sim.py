@@ -323,14 +323,23 @@ def per_pair_scoring_trials(
 
 
 def larger_of_two_trials(
-    n_runs, *, confidence=0.95, classifier=None, n_rows=40, n_features=4, random_state=0
+    n_runs,
+    *,
+    confidence=0.95,
+    classifier=None,
+    n_rows=40,
+    n_features=4,
+    make=None,
+    random_state=0,
 ):
     """Take the larger of the ROC-HT and MMD-TV certificates, each at the corrected level.
 
     Both certificates are issued at ``family_confidence(confidence, 2)`` on
-    two identities of one distribution. Returns a dict of boolean arrays
-    (one entry per run): ``"rocht"``, ``"mmd"`` and ``"max"`` (the larger is
-    > 0, a false headline).
+    two identities of one distribution. ``make(X, y, seed)``, when given,
+    builds the two unfitted certificates instead (e.g. as an audit builds
+    them, at its own level); ``classifier`` replaces the ROC-HT one either
+    way. Returns a dict of boolean arrays (one entry per run): ``"rocht"``,
+    ``"mmd"`` and ``"max"`` (the larger is > 0, a false headline).
     """
     classifier = _one_nn() if classifier is None else classifier
     level = family_confidence(confidence, 2)
@@ -338,8 +347,12 @@ def larger_of_two_trials(
     def trial(rng):
         X, y = _null_rows(rng, 2, n_rows, n_features)
         seed = int(rng.integers(2**31))
-        roc = ROCHTCertifier(clone(classifier), confidence=level, random_state=seed)
-        mmd = MMDTVAuditor(confidence=level, n_pairs=None, random_state=seed)
+        if make is None:
+            roc = ROCHTCertifier(confidence=level, random_state=seed)
+            mmd = MMDTVAuditor(confidence=level, n_pairs=None, random_state=seed)
+        else:
+            roc, mmd = make(X, y, seed)
+        roc.set_params(classifier=clone(classifier))
         return roc.fit(X, y).score() > 0, mmd.fit(X, y).score() > 0
 
     out = np.array(_runs(trial, n_runs, random_state)).reshape(-1, 2)

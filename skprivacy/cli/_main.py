@@ -150,7 +150,8 @@ def _build_parser():
         type=_open_unit,
         metavar="FLOAT",
         default=None,
-        help="simultaneous confidence of the certificates (default: "
+        help="joint confidence of the certificates: each is issued at the "
+        "level that keeps their largest at it (default: "
         f"{defaults['confidence']:g})",
     )
     audit.add_argument(

@@ -43,7 +43,7 @@ def add_plan_parser(sub, positive_int, open_unit):
         type=open_unit,
         default=0.95,
         metavar="C",
-        help="simultaneous confidence of the certificates (default: 0.95)",
+        help="joint confidence of the certificates (default: 0.95)",
     )
     plan.add_argument(
         "--test-size",

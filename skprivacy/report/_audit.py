@@ -165,6 +165,7 @@ class AuditReport(SavedReport):
             "run_id": self.run_id,
             "protocol": self.provenance.get("protocol"),
             "confidence": settings.get("confidence"),
+            "certificate_confidence": self.provenance.get("certificate_confidence"),
         }
         body = {
             "results": self.results,
@@ -335,7 +336,10 @@ def audit(
         Registered method names (``skprivacy.report.METHOD_NAMES``); None runs
         every method the protocol runs by default.
     confidence : float in (0, 1) or None, default=None
-        Simultaneous confidence of the certificates (None: the protocol's, 0.95).
+        Joint confidence of the certificates (None: the protocol's, 0.95):
+        each of the ``k`` certificate methods selected is issued at
+        :func:`~skprivacy.auditors.family_confidence` ``(confidence, k)``, so
+        the largest, which the headline quotes, holds at ``confidence``.
     test_size : float in (0, 1) or None, default=None
         Share of each identity's rows reserved to certify ROC-HT (None: 0.3).
     features, exclude : str or None, default=None
@@ -431,8 +435,15 @@ def audit(
             eraser, data, cleaning, caught, seed_from(random_state), n_jobs
         )
     arrays = {"X": array_fingerprint(X), "ids": array_fingerprint(ids)}
+    # The certificates that feed the headline, counted from the plan (not the data).
+    n_certificates = sum(METHODS[m].kind == "certificate" for m in selected)
     ctx = AuditContext(
-        data, settings, seed_from(random_state), n_jobs, progress=progress
+        data,
+        settings,
+        seed_from(random_state),
+        n_jobs,
+        progress=progress,
+        n_certificates=n_certificates,
     )
     # Methods the data already rule out are not planned.
     weights = {
@@ -487,6 +498,8 @@ def audit(
         **run.metadata_record(),
         "protocol": name,
         "protocol_settings": settings,
+        "n_certificates": n_certificates,
+        "certificate_confidence": ctx.certificate_confidence,
         "methods": selected,
         "skipped_methods": {k: e["reason"] for k, e in results.items() if e["skipped"]},
         **cleaning,
@@ -507,7 +520,7 @@ def audit(
     figs = figures(ctx, selected, pairs, results)
     progress.finish()
     provenance.update(run.record())
-    found = verdict(results, findings, settings["confidence"])
+    found = verdict(results, findings, settings["confidence"], n_certificates)
     steps = next_steps(results, ctx, name, suggestion, info.get("path"))
     return AuditReport(
         results=results,

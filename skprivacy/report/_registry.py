@@ -27,6 +27,7 @@ from skprivacy.auditors import (
     ROCHTCertifier,
     classifier_sensitivity,
     estimate_seconds,
+    family_confidence,
     mmd_bandwidth_sweep,
     residual_gaussianity,
     split_half_controls,
@@ -65,7 +66,12 @@ _STAGE_SECONDS = 0.05
 
 @dataclass
 class AuditContext:
-    """The cleaned data (every estimator gets these rows), settings and fits so far."""
+    """The cleaned data (every estimator gets these rows), settings and fits so far.
+
+    ``n_certificates``: the certificate methods the audit runs, fixed when it
+    is planned (before the data are seen); each is issued at
+    :attr:`certificate_confidence`, so the largest holds at ``confidence``.
+    """
 
     data: object
     settings: dict
@@ -73,12 +79,20 @@ class AuditContext:
     n_jobs: object = None
     fitted: dict = field(default_factory=dict)
     progress: object = None  # the audit's sink, for a method reporting its steps
+    n_certificates: int = 1
 
     def __post_init__(self):
         self.X, self.y = self.data.X, np.asarray(self.data.y)
         self.counts = self.data.counts
         self.n_pairs_total = self.data.n_identities * (self.data.n_identities - 1) // 2
         self.duplicates = duplicate_groups(self.X, self.y)  # (groups, counts)
+
+    @property
+    def certificate_confidence(self):
+        """Each certificate's level: ``family_confidence(confidence, n_certificates)``."""
+        return family_confidence(
+            self.settings["confidence"], max(1, self.n_certificates)
+        )
 
     def n_pairs(self, key):
         """Pairs a protocol setting (``None`` = every pair) gives on these data."""
@@ -233,7 +247,7 @@ def _certifier(ctx):
     s = ctx.settings
     return ROCHTCertifier(
         n_pairs=s["certificate_pairs"],
-        confidence=s["confidence"],
+        confidence=ctx.certificate_confidence,
         test_size=s["test_size"],
         classifier=_classifier(s["certificate_classifier"]),
         **_common(ctx),
@@ -415,7 +429,7 @@ _DECLARED = (
             ctx.counts,
             test_size=ctx.settings["test_size"],
             n_pairs=ctx.n_pairs("certificate_pairs"),
-            confidence=ctx.settings["confidence"],
+            confidence=ctx.certificate_confidence,
         ),
     ),
     Method(
@@ -428,7 +442,7 @@ _DECLARED = (
             "mmdtv_certificate": (
                 MMDTVAuditor(
                     n_pairs=ctx.settings["mmdtv_certified_pairs"],
-                    confidence=ctx.settings["confidence"],
+                    confidence=ctx.certificate_confidence,
                     **_common(ctx),
                 ),
                 "mmdtv_",
@@ -440,7 +454,7 @@ _DECLARED = (
         skip=lambda ctx: why_no_mmd_certificate(
             ctx.counts,
             n_pairs=ctx.n_pairs("mmdtv_certified_pairs"),
-            confidence=ctx.settings["confidence"],
+            confidence=ctx.certificate_confidence,
         ),
     ),
     Method(

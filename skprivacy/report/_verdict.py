@@ -9,6 +9,7 @@ point estimates) and from each result's own finding (its estimator's
 
 import numpy as np
 
+from skprivacy.auditors import family_confidence
 from skprivacy.auditors._description import format_value
 
 __all__ = ["FAMILIES", "LEVELS", "next_steps", "verdict"]
@@ -42,14 +43,18 @@ def _best_certificate(results):
     return max(certs, key=lambda e: e["value"]) if certs else None
 
 
-def _joint(results, confidence):
-    """Return the level of the largest certificate, in words (the union bound)."""
-    n = len(_by_kind(results, "certificate"))
+def _joint(confidence, n_certificates):
+    """Return the level of the largest certificate, in words.
+
+    Each of the ``n_certificates`` the audit planned was issued at
+    ``family_confidence(confidence, n_certificates)``, so the largest holds
+    jointly at ``confidence`` (the union bound).
+    """
     conf = f"{100 * confidence:g}%"
-    if n < 2:
+    if n_certificates < 2:
         return f"at {conf}"
-    joint = f"{100 * max(0.0, 1 - n * (1 - confidence)):.4g}%"
-    return f"at {joint} jointly (the larger of {n} certificates, each at {conf})"
+    each = f"{100 * family_confidence(confidence, n_certificates):.4g}%"
+    return f"at {conf} jointly: each of the {n_certificates} certificates at {each}"
 
 
 def _resolved(results):
@@ -58,8 +63,12 @@ def _resolved(results):
     return bool(rates) and all(e["rules_out_separation"] for e in rates)
 
 
-def verdict(results, findings, confidence):
+def verdict(results, findings, confidence, n_certificates=1):
     """Return the ``level``, the headline and one line per finding (``family``, ``text``).
+
+    ``confidence`` is the joint level of the certificates: each of the
+    ``n_certificates`` planned was issued at
+    ``family_confidence(confidence, n_certificates)``.
 
     ``level`` is one of :data:`LEVELS`: ``"leak"`` when a certificate is
     positive; else ``"separable"`` when at least half of the tested pairs are
@@ -90,7 +99,7 @@ def verdict(results, findings, confidence):
         headline += f"certified epsilon >= {format_value(best['value'])}"
         if best.get("at_ceiling"):
             headline += ", the ceiling this test size allows,"
-        headline += f" {_joint(results, confidence)}."
+        headline += f" {_joint(confidence, n_certificates)}."
     elif evidence:
         level = "separable"
         headline = (
