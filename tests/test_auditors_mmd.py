@@ -386,3 +386,22 @@ def test_batched_medians_equal_numpy_median_of_pooled_distances(dtype):
             )
         )
         assert got[t] == pytest.approx(np.median(np.sqrt(pooled)), rel=1e-15)
+
+
+def test_split_half_controls_of_a_seeded_subset_of_identities():
+    # n_identities draws that many eligible identities (>= 4 rows) from the
+    # seed; the controls equal those of the drawn identities' rows alone.
+    X, ids = make_identity_embeddings(8, 6, 8, random_state=0)
+    ids = np.asarray(ids)
+    keep = ~np.isin(np.arange(len(ids)), np.flatnonzero(ids == 3)[:3])  # id 3: 3 rows
+    X, ids = X[keep], ids[keep]
+    auditor = MMDTVAuditor(n_permutations=49)
+    got = split_half_controls(auditor, X, ids, n_identities=4, random_state=5)
+    eligible = np.array([i for i in range(8) if i != 3])
+    drawn = np.random.default_rng(5).choice(eligible, 4, replace=False)
+    mask = np.isin(ids, drawn)
+    alone = split_half_controls(auditor, X[mask], ids[mask], random_state=5)
+    assert sorted(got.results["identity"]) == sorted(drawn.tolist())
+    assert got.results.equals(alone.results)
+    every = split_half_controls(auditor, X, ids, n_identities=50, random_state=5)
+    assert sorted(every.results["identity"]) == eligible.tolist()

@@ -4179,6 +4179,113 @@ def _table_entries():  # noqa: C901 - one entry per public name, by subpackage
             "got 12 hits and 11 group labels",
         ),
     ]
+    # -- names made public by the report's move -------------------------------
+    pair = (XT, YT)
+    T["check_conditions"] = [
+        Ok(
+            "two conditions",
+            lambda: U.check_conditions({"a": pair, "b": pair}, 5),
+            holds(lambda v: v is None, "None"),
+        ),
+        Err(
+            "not a dict",
+            lambda: U.check_conditions([pair], 5),
+            TypeError,
+            "conditions must be a dict",
+        ),
+        Err(
+            "empty",
+            lambda: U.check_conditions({}, 5),
+            ValueError,
+            "conditions is empty",
+        ),
+        Err(
+            "blank name",
+            lambda: U.check_conditions({" ": pair}, 5),
+            ValueError,
+            "condition names must be non-empty strings",
+        ),
+        Err(
+            "zero prefix",
+            lambda: U.check_conditions({"a": pair}, 0),
+            ValueError,
+            "table_pairs must be an integer >= 1",
+        ),
+        Err(
+            "NaN prefix",
+            lambda: U.check_conditions({"a": pair}, np.nan),
+            ValueError,
+            "table_pairs must be an integer >= 1",
+        ),
+    ]
+    T["identity_pair_table"] = [
+        Ok(
+            "labels of identity_pairs",
+            lambda: U.identity_pair_table(np.array(["a", "b", "c"]), random_state=3),
+            holds(
+                lambda v: (
+                    v[["id_a", "id_b"]].to_numpy().tolist()
+                    == np.array(["a", "b", "c"])[
+                        U.identity_pairs(3, random_state=3)
+                    ].tolist()
+                    and v["pair_rank"].tolist() == [0, 1, 2]
+                ),
+                "labels at the ordering's codes, ranks 0..2",
+            ),
+        ),
+        Err(
+            "one identity",
+            lambda: U.identity_pair_table(["a"]),
+            ValueError,
+            "Pairs need at least 2 identities",
+        ),
+        Err(
+            "2-D labels",
+            lambda: U.identity_pair_table(np.zeros((2, 2))),
+            ValueError,
+            "identities must be one-dimensional",
+        ),
+        Err(
+            "zero pairs",
+            lambda: U.identity_pair_table(["a", "b"], 0),
+            ValueError,
+            "n_pairs must be a positive int",
+        ),
+    ]
+    T["figure_png"] = [
+        Ok(
+            "a PNG",
+            lambda: PL.figure_png(lambda fig: fig.subplots().plot([0, 1]), (2, 1)),
+            holds(
+                lambda v: __import__("base64").b64decode(v)[:8] == b"\x89PNG\r\n\x1a\n",
+                "PNG signature",
+            ),
+        ),
+        Err(
+            "not callable",
+            lambda: PL.figure_png(None, (2, 1)),
+            TypeError,
+            "draw must be a callable",
+        ),
+        Err(
+            "NaN size",
+            lambda: PL.figure_png(lambda fig: None, (np.nan, 1)),
+            ValueError,
+            "figsize must be (width, height)",
+        ),
+        Err(
+            "negative size",
+            lambda: PL.figure_png(lambda fig: None, (-2, 1)),
+            ValueError,
+            "figsize must be (width, height)",
+        ),
+        Err(
+            "one number",
+            lambda: PL.figure_png(lambda fig: None, 3),
+            ValueError,
+            "figsize must be (width, height)",
+        ),
+    ]
     return T
 
 

@@ -24,6 +24,7 @@ __all__ = ["split_half_controls"]
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "p_value_column": [str],
         "min_samples_per_half": [Interval(Integral, 1, None, closed="left")],
+        "n_identities": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
@@ -36,6 +37,7 @@ def split_half_controls(
     alpha=0.05,
     p_value_column="p_value",
     min_samples_per_half=2,
+    n_identities=None,
     random_state=0,
 ):
     """Audit each identity against itself: two random halves of its rows.
@@ -61,6 +63,11 @@ def split_half_controls(
         Column holding the per-pair p-value, if the auditor produces one.
     min_samples_per_half : int, default=2
         Identities with fewer than twice this many rows are skipped.
+    n_identities : int or None, default=None
+        Control only this many of the eligible identities (those with at
+        least ``2 * min_samples_per_half`` rows), drawn without replacement
+        from the seed of ``random_state``; None (or at least as many as are
+        eligible): all of them.
     random_state : int, RandomState instance, Generator or None, default=0
         Seeds the splits and the per-control randomness of the audit.
 
@@ -93,11 +100,17 @@ def split_half_controls(
     seed = seed_from(random_state)
     rng = check_generator(seed)
     order, starts = data.order()
+    controlled = data.counts >= 2 * min_samples_per_half
+    if n_identities is not None and n_identities < controlled.sum():
+        # Drawn from a generator of its own: the splits' draws stay those of
+        # the same identities controlled alone.
+        drawn = check_generator(seed).choice(
+            data.identities[controlled], n_identities, replace=False
+        )
+        controlled = np.isin(data.identities, drawn)
     rows, codes, labels, halves = [], [], [], []
-    for i in range(data.n_identities):
+    for i in np.flatnonzero(controlled):
         idx = order[starts[i] : starts[i + 1]]
-        if len(idx) < 2 * min_samples_per_half:
-            continue
         idx = rng.permutation(idx)
         h = len(idx) // 2
         k = len(labels)

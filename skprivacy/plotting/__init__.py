@@ -8,6 +8,7 @@ itself with matplotlib, and keeps its artists as fitted-style attributes
 (``ax_``, ``figure_``, ``line_``, ...); :meth:`plot` redraws it on other axes.
 """
 
+from skprivacy.plotting._base import figure_png
 from skprivacy.plotting._conditions import ConditionsEpsilonDisplay
 from skprivacy.plotting._diagnostics import (
     PermutationPValueDisplay,
@@ -34,4 +35,5 @@ __all__ = [
     "PressureStagesDisplay",
     "PrivacyUtilityDisplay",
     "ResidualQQDisplay",
+    "figure_png",
 ]

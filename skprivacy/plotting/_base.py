@@ -221,3 +221,46 @@ def png(fig):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=96)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def figure_png(draw, figsize):
+    """Draw on a bare matplotlib Figure and return it as base64 PNG text.
+
+    No pyplot, no GUI backend and no global figure registry are involved:
+    the Figure is rendered by the Agg canvas, so this is safe in servers and
+    threads (the report's figures are drawn this way).
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(figure)`` fills the Figure (e.g. ``figure.subplots()`` and a
+        display's ``ax=``).
+    figsize : tuple of (float, float)
+        Width and height in inches.
+
+    Returns
+    -------
+    png : str
+        The PNG image (96 dpi), base64-encoded ASCII.
+
+    Examples
+    --------
+    >>> import base64
+    >>> from skprivacy.plotting import figure_png
+    >>> text = figure_png(lambda fig: fig.subplots().plot([0, 1]), (2, 1))
+    >>> base64.b64decode(text)[1:4]
+    b'PNG'
+    """
+    if not callable(draw):
+        raise TypeError(f"draw must be a callable draw(figure); got {draw!r}.")
+    if (
+        not isinstance(figsize, tuple | list)
+        or len(figsize) != 2
+        or not all(isinstance(v, int | float) and 0 < v < 1000 for v in figsize)
+    ):
+        raise ValueError(
+            f"figsize must be (width, height) in inches, each in (0, 1000); got {figsize!r}."
+        )
+    fig = new_figure(tuple(figsize))
+    draw(fig)
+    return png(fig)

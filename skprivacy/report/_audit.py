@@ -7,7 +7,6 @@ import uuid
 import warnings
 from datetime import datetime, timezone
 
-import numpy as np
 import pandas as pd
 
 from skprivacy.auditors._description import skipped_summary
@@ -34,7 +33,7 @@ from skprivacy.utils import (
     Progress,
     RunProvenance,
     array_fingerprint,
-    identity_pairs,
+    identity_pair_table,
     seed_from,
 )
 from skprivacy.utils._duplicates import describe_duplicates
@@ -461,14 +460,7 @@ def audit(
     )
     # The shared ordering, long enough for the largest prefix any method uses.
     longest = max((ctx.n_pairs(k) for k in settings if k.endswith("_pairs")), default=0)
-    shared = identity_pairs(data.n_identities, longest, random_state=random_state)
-    rank = pd.DataFrame(
-        {
-            "id_a": data.identities[shared[:, 0]],
-            "id_b": data.identities[shared[:, 1]],
-            "pair_rank": np.arange(len(shared)),
-        }
-    )
+    rank = identity_pair_table(data.identities, longest, random_state=random_state)
     results, findings, frames, timings = _run(ctx, selected, weights, progress, caught)
     pairs = _pairs(frames, rank)
     info = dict(input_info or {})

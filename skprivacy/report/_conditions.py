@@ -13,36 +13,36 @@ conditions (:func:`skprivacy.stats.compare_conditions`).
 """
 
 import io
-import math
 import uuid
 import warnings
 
 import pandas as pd
 
 from skprivacy.datasets import select_features
-from skprivacy.plotting import ConditionsEpsilonDisplay
-from skprivacy.plotting._base import new_figure, png
+from skprivacy.plotting import ConditionsEpsilonDisplay, figure_png
 from skprivacy.report._audit import AuditReport, _select, _settings, audit
 from skprivacy.report._html import render_conditions_html
 from skprivacy.report._persist import SavedReport, read_conditions_files
 from skprivacy.report._registry import METHODS
-from skprivacy.stats import compare_conditions, comparison_sentence, table_i
-from skprivacy.utils import RunProvenance
+from skprivacy.stats import (
+    ConditionComparison,
+    compare_conditions,
+    comparison_sentence,
+    table_i,
+)
+from skprivacy.utils import RunProvenance, check_conditions
 from skprivacy.utils._json import (
     dumps,
     strict,
     strict_record,
 )
 from skprivacy.utils._progress import SharedPlan
-from skprivacy.utils._validation import check_conditions, validate_audit_data
+from skprivacy.utils._validation import validate_audit_data
 
 __all__ = ["ConditionsReport", "audit_conditions"]
 
 #: Layout version of ``conditions.json``.
 CONDITIONS_SCHEMA_VERSION = "1"
-_COMPARISON = "condition_a condition_b method difference ci_low ci_high resolved"
-_COMPARISON = _COMPARISON.split()
-_INTERVALS = ["condition", "method", "median", "ci_low", "ci_high"]
 
 
 def _prefix_settings(protocol, methods, table_pairs, confidence, test_size):
@@ -108,27 +108,6 @@ def _table_i(reports, table_pairs):
     )
     prefix = {name: _prefix_pairs(r, table_pairs) for name, r in reports.items()}
     return counts.join(table_i(prefix))
-
-
-def _compare(report, confidence, seed):
-    """Return :func:`~skprivacy.stats.compare_conditions` on the Table I prefix.
-
-    Replicates: at least 10 beyond each simultaneous tail (2000 at fewest).
-    """
-    pairs = report.prefix_pairs()
-    n_rows = math.comb(len(pairs), 2) * max(t.shape[1] - 2 for t in pairs.values())
-    n_resamples = max(2000, math.ceil(20 * n_rows / (1 - confidence)))
-    return compare_conditions(
-        pairs, confidence=confidence, n_resamples=n_resamples, random_state=seed
-    )
-
-
-def _frame(records, columns):
-    """Return a saved comparison table (null back to NaN, ``resolved`` as bool)."""
-    frame = pd.DataFrame(records, columns=columns)
-    numbers = {"median", "difference", "ci_low", "ci_high"} & set(columns)
-    types = dict.fromkeys(numbers, float) | {"resolved": bool}
-    return frame.astype({c: t for c, t in types.items() if c in columns})
 
 
 class ConditionsReport(SavedReport):
@@ -197,9 +176,10 @@ class ConditionsReport(SavedReport):
         self.provenance = provenance
         self.run_id = run_id
         self.figures = {} if figures is None else figures
-        self.comparison = _frame([], _COMPARISON) if comparison is None else comparison
+        empty = ConditionComparison.from_dict({})
+        self.comparison = empty.comparison if comparison is None else comparison
         self.table_i_intervals = (
-            _frame([], _INTERVALS) if table_i_intervals is None else table_i_intervals
+            empty.table_i_intervals if table_i_intervals is None else table_i_intervals
         )
         self._html = None
 
@@ -317,14 +297,15 @@ class ConditionsReport(SavedReport):
                 summary, pairs, entry["provenance"], figures=figures
             )
         table.index = table.index.astype(str)
+        saved = ConditionComparison.from_dict(data)
         report = cls(
             reports=reports,
             table_i=table,
             provenance=data["provenance"],
             run_id=data["run_id"],
             figures={k: tuple(v) for k, v in data["figures"].items()},
-            comparison=_frame(data.get("comparison", []), _COMPARISON),
-            table_i_intervals=_frame(data.get("table_i_intervals", []), _INTERVALS),
+            comparison=saved.comparison,
+            table_i_intervals=saved.table_i_intervals,
         )
         return report, html
 
@@ -481,7 +462,12 @@ def audit_conditions(
         reports=reports, table_i=table, provenance=provenance, run_id=run_id
     )
     confidence = first["protocol_settings"]["confidence"]
-    result = _compare(report, confidence, first["seed"])
+    result = compare_conditions(
+        report.prefix_pairs(),
+        confidence=confidence,
+        n_resamples="auto",
+        random_state=first["seed"],
+    )
     report.comparison = result.comparison
     report.table_i_intervals = result.table_i_intervals
     provenance["comparison"] = {
@@ -501,13 +487,16 @@ def _figures(report):
         return {}
     n_cols = min(3, len(epsilons))
     n_rows = -(-len(epsilons) // n_cols)
-    fig = new_figure((3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * len(report.reports))))
-    ConditionsEpsilonDisplay.from_epsilons(epsilons, ax=fig.subplots(), n_cols=n_cols)
     return {
         "conditions": (
             f"Per-pair epsilon on the first {report.provenance['table_pairs']} pairs "
             "of each condition (the pairs Table I summarises): one panel per method, "
             "one box per condition (line: median, whiskers: 1.5 IQR, points beyond).",
-            png(fig),
+            figure_png(
+                lambda fig: ConditionsEpsilonDisplay.from_epsilons(
+                    epsilons, ax=fig.subplots(), n_cols=n_cols
+                ),
+                (3.3 * n_cols + 1.0, n_rows * (1.2 + 0.4 * len(report.reports))),
+            ),
         )
     }

@@ -6,8 +6,9 @@ Each figure is a bare matplotlib ``Figure`` (no pyplot, no GUI backend, no
 global figure registry) rendered by the Agg canvas into base64 PNG.
 """
 
-from skprivacy.plotting import EpsilonDistributionDisplay
-from skprivacy.plotting._base import new_figure, png
+from functools import partial
+
+from skprivacy.plotting import EpsilonDistributionDisplay, figure_png
 from skprivacy.report._registry import METHODS
 
 __all__ = ["epsilon_columns", "figures"]
@@ -35,19 +36,21 @@ def figures(ctx, selected, pairs, results):
         for column, label, _ in epsilon_columns(results, pairs)
     }
     if series:
-        fig = new_figure((6.8, 0.9 + 0.6 * len(series)))
-        EpsilonDistributionDisplay.from_epsilons(series, ax=fig.subplots())
         out["epsilon"] = (
             "Per-method epsilon distributions across the audited pairs "
             "(certificates are lower bounds, the others point estimates).",
-            png(fig),
+            figure_png(
+                lambda fig: EpsilonDistributionDisplay.from_epsilons(
+                    series, ax=fig.subplots()
+                ),
+                (6.8, 0.9 + 0.6 * len(series)),
+            ),
         )
     for name in selected:
         fitted = ctx.fitted.get(name)
         if fitted is None:
             continue
         for plot in METHODS[name].figures:
-            fig = new_figure(plot.figsize)
-            plot.draw(fitted, ctx, fig)
-            out[plot.name] = (plot.caption, png(fig))
+            draw = partial(plot.draw, fitted, ctx)
+            out[plot.name] = (plot.caption, figure_png(draw, plot.figsize))
     return out

@@ -56,7 +56,7 @@ from skprivacy.plotting import (
     ResidualQQDisplay,
 )
 from skprivacy.report._names import METHOD_NAMES, PROTOCOL_HELP, SHARED_SETTINGS
-from skprivacy.utils import check_generator, duplicate_groups
+from skprivacy.utils import duplicate_groups
 
 __all__ = ["METHODS", "PROTOCOLS", "AuditContext", "Method", "available_methods"]
 
@@ -264,13 +264,13 @@ def _split_half(template, key, describe, result, recorded):
     """
 
     def run(ctx):
-        X, y, n = ctx.X, ctx.y, ctx.settings[key]
-        eligible = ctx.data.identities[ctx.counts >= 4]
-        if n is not None and n < len(eligible):
-            rng = check_generator(ctx.random_state)
-            mask = np.isin(y, rng.choice(eligible, n, replace=False))
-            X, y = X[mask], y[mask]
-        ctl = split_half_controls(template(ctx), X, y, random_state=ctx.random_state)
+        ctl = split_half_controls(
+            template(ctx),
+            ctx.X,
+            ctx.y,
+            n_identities=ctx.settings[key],
+            random_state=ctx.random_state,
+        )
         return {result: (ctl, describe(ctl, {recorded: ctx.settings[recorded]}), "")}
 
     def cost(ctx):

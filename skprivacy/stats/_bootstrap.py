@@ -13,6 +13,7 @@ method and every condition (same identity label, same draw), so comparisons
 between conditions of the same identities are paired.
 """
 
+import math
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -21,7 +22,7 @@ import pandas as pd
 
 from skprivacy.utils import check_generator, check_identity_labels, check_scores
 from skprivacy.utils._resample import multinomial_draws, order_statistic_interval
-from skprivacy.utils._sklearn import RANDOM_STATE, Interval, validate_params
+from skprivacy.utils._sklearn import RANDOM_STATE, Interval, StrOptions, validate_params
 
 __all__ = [
     "ConditionComparison",
@@ -46,6 +47,11 @@ _COMPARISON_COLUMNS = (
 _NOT_METHODS = frozenset({"id_a", "id_b", "pair_rank", "condition"})
 # Bound on the cells of one block of replicates (weights x pairs), ~32 MB.
 _BLOCK_CELLS = 1 << 22
+# The columns of ConditionComparison's two tables.
+_TABLES = {
+    "table_i_intervals": ["condition", "method", "median", "ci_low", "ci_high"],
+    "comparison": list(_COMPARISON_COLUMNS),
+}
 
 
 # ----------------------------------------------------------------- core maths
@@ -309,13 +315,70 @@ class ConditionComparison:
         """Return the comparison in words (see :func:`comparison_sentence`)."""
         return comparison_sentence(self.comparison, confidence=self.confidence)
 
+    def to_dict(self):
+        """Return the result as JSON-ready records (:meth:`from_dict` reads it back).
+
+        Returns
+        -------
+        data : dict
+            ``table_i_intervals`` and ``comparison`` as lists of row dicts,
+            ``confidence``, ``n_resamples`` and ``n_identities``.
+        """
+        data = {name: getattr(self, name).to_dict("records") for name in _TABLES}
+        return data | {
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "n_identities": self.n_identities,
+        }
+
+    @classmethod
+    def from_dict(cls, data):
+        """Rebuild a result from :meth:`to_dict`'s records.
+
+        Parameters
+        ----------
+        data : dict
+            As :meth:`to_dict` returns it, e.g. read back from JSON: a null
+            number becomes NaN, ``resolved`` a bool; a missing table is
+            empty and a missing scalar None.
+
+        Returns
+        -------
+        result : ConditionComparison
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skprivacy.stats import ConditionComparison, compare_conditions
+        >>> table = pd.DataFrame({"id_a": [0, 0, 1], "id_b": [1, 2, 2], "eps": [1.0, 2.0, 3.0]})
+        >>> result = compare_conditions({"a": table}, n_resamples=50, random_state=0)
+        >>> back = ConditionComparison.from_dict(result.to_dict())
+        >>> back.table_i_intervals.equals(result.table_i_intervals)
+        True
+        >>> ConditionComparison.from_dict({}).comparison.columns.tolist()[:3]
+        ['condition_a', 'condition_b', 'method']
+        """
+        tables = {}
+        for name, columns in _TABLES.items():
+            frame = pd.DataFrame(data.get(name, []), columns=columns)
+            numbers = {"median", "difference", "ci_low", "ci_high"} & set(columns)
+            types = dict.fromkeys(numbers, float)
+            if "resolved" in columns:
+                types["resolved"] = bool
+            tables[name] = frame.astype(types)
+        scalars = ("confidence", "n_resamples", "n_identities")
+        return cls(**tables, **{k: data.get(k) for k in scalars})
+
 
 @validate_params(
     {
         "pairs": [dict],
         "methods": [dict, list, tuple, None],
         "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "n_resamples": [Interval(Integral, 1, None, closed="left")],
+        "n_resamples": [
+            Interval(Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "random_state": RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
@@ -346,10 +409,14 @@ def compare_conditions(
     confidence : float in (0, 1), default=0.95
         Level of each Table I interval, and simultaneous level of the
         comparison.
-    n_resamples : int, default=2000
+    n_resamples : int or "auto", default=2000
         Bootstrap replicates (the simultaneous intervals read tails of
         probability ``(1 - confidence) / (2 R)`` for ``R`` comparison rows, so
         keep ``n_resamples * (1 - confidence) / (2 R)`` at 5 or more).
+        ``"auto"``: ``max(2000, ceil(20 R_max / (1 - confidence)))`` with
+        ``R_max`` = (pairs of conditions) x (most method columns of one
+        condition), an upper bound of ``R``: at least 10 replicates beyond
+        each simultaneous tail.
     random_state : int, RandomState instance, Generator or None, default=None
         Seeds the identity draws; an int gives identical results on every run.
 
@@ -448,6 +515,10 @@ def compare_conditions(
     """
     tables = _check_tables(pairs)
     columns = _method_columns(tables, methods)
+    if n_resamples == "auto":
+        widest = max(sum(c in t.columns for c in columns) for t in tables.values())
+        n_rows = math.comb(len(tables), 2) * widest
+        n_resamples = max(2000, math.ceil(20 * n_rows / (1 - confidence)))
     labels = pd.concat(
         [t[c] for t in tables.values() for c in _ID_COLUMNS], ignore_index=True
     )
@@ -511,9 +582,7 @@ def compare_conditions(
                 "ci_high": hi,
             }
         )
-    intervals = pd.DataFrame(
-        rows, columns=["condition", "method", "median", "ci_low", "ci_high"]
-    )
+    intervals = pd.DataFrame(rows, columns=_TABLES["table_i_intervals"])
 
     by_cell = {(c, m): rest for c, m, *rest in cells}
     names = list(tables)
@@ -542,7 +611,7 @@ def compare_conditions(
                 "resolved": bool(lo > 0 or hi < 0),
             }
         )
-    comparison = pd.DataFrame(rows, columns=list(_COMPARISON_COLUMNS))
+    comparison = pd.DataFrame(rows, columns=_TABLES["comparison"])
     comparison["resolved"] = comparison["resolved"].astype(bool)
     return ConditionComparison(
         table_i_intervals=intervals,

@@ -6,6 +6,7 @@ from skprivacy.utils._constants import DUPLICATE_TOL, MIN_NORM, MMD_TV_CEILING
 from skprivacy.utils._duplicates import duplicate_groups, near_duplicates_of
 from skprivacy.utils._identity import group_by_identity, identity_sums
 from skprivacy.utils._pairs import (
+    identity_pair_table,
     identity_pairs,
     n_identity_pairs,
     pair_rank,
@@ -31,6 +32,7 @@ from skprivacy.utils._validation import (
     IdentityData,
     check_binary_labels,
     check_class_labels,
+    check_conditions,
     check_embeddings,
     check_identity_column,
     check_identity_counts,
@@ -56,6 +58,7 @@ __all__ = [
     "blas_threads",
     "check_binary_labels",
     "check_class_labels",
+    "check_conditions",
     "check_embeddings",
     "check_generator",
     "check_identity_column",
@@ -69,6 +72,7 @@ __all__ = [
     "duplicate_groups",
     "encode_identities",
     "group_by_identity",
+    "identity_pair_table",
     "identity_pairs",
     "identity_sums",
     "l2_normalize",

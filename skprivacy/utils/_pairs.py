@@ -5,10 +5,17 @@
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 
 from skprivacy.utils._random import check_generator
 
-__all__ = ["identity_pairs", "n_identity_pairs", "pair_rank", "pair_unrank"]
+__all__ = [
+    "identity_pair_table",
+    "identity_pairs",
+    "n_identity_pairs",
+    "pair_rank",
+    "pair_unrank",
+]
 
 
 def n_identity_pairs(n_identities):
@@ -300,3 +307,48 @@ def identity_pairs(n_identities, n_pairs=None, *, random_state=0):
         n_pairs = total
     permutation = _FeistelPermutation(total, check_generator(random_state))
     return pair_unrank(permutation(np.arange(n_pairs, dtype=np.int64)), n)
+
+
+def identity_pair_table(identities, n_pairs=None, *, random_state=0):
+    """Return the seeded pair ordering as a table of identity labels.
+
+    :func:`identity_pairs` over ``len(identities)`` identities, with each code
+    replaced by its label: the table every method's per-pair results are
+    joined on (a method auditing ``n`` pairs audits the rows of
+    ``pair_rank < n``).
+
+    Parameters
+    ----------
+    identities : array-like of shape (n_identities,)
+        The labels of the identity codes ``0 .. n-1`` (e.g. the sorted
+        auditable identities).
+    n_pairs : int or None, default=None
+        Length of the prefix (None: every pair).
+    random_state : int, RandomState, Generator or None, default=0
+        Seed of the ordering, as in :func:`identity_pairs`.
+
+    Returns
+    -------
+    table : DataFrame
+        ``id_a``, ``id_b`` (labels, ``id_a``'s code below ``id_b``'s) and
+        ``pair_rank`` (the position in the ordering), one row per pair.
+
+    Examples
+    --------
+    >>> from skprivacy.utils import identity_pair_table
+    >>> identity_pair_table(["ann", "bob", "cy", "dee"], 2).to_dict("list")
+    {'id_a': ['ann', 'ann'], 'id_b': ['bob', 'dee'], 'pair_rank': [0, 1]}
+    """
+    identities = np.asarray(identities)
+    if identities.ndim != 1:
+        raise ValueError(
+            f"identities must be one-dimensional; got shape {identities.shape}."
+        )
+    pairs = identity_pairs(len(identities), n_pairs, random_state=random_state)
+    return pd.DataFrame(
+        {
+            "id_a": identities[pairs[:, 0]],
+            "id_b": identities[pairs[:, 1]],
+            "pair_rank": np.arange(len(pairs)),
+        }
+    )

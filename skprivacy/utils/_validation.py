@@ -1180,7 +1180,7 @@ def check_conditions(conditions, table_pairs, input_info=None):
 
     Examples
     --------
-    >>> from skprivacy.utils._validation import check_conditions
+    >>> from skprivacy.utils import check_conditions
     >>> check_conditions({"a": ([[0.0]], [0])}, 100)
     >>> check_conditions({"a": ([[0.0]], [0])}, 0)
     Traceback (most recent call last):
