@@ -13,6 +13,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import binom
 
 from skprivacy.stats import (
+    ConditionComparison,
     compare_conditions,
     comparison_sentence,
     identity_rate_interval,
@@ -455,3 +456,46 @@ def test_two_encoders_of_the_bundled_faces_are_ordered():
             row["median"]
             == report.table_i.loc[row["condition"], f"{row['method']} median"]
         )
+
+
+def test_auto_replicates_leave_ten_beyond_each_simultaneous_tail():
+    # Three conditions, two method columns: R = C(3, 2) * 2 = 6 comparison
+    # rows; at 0.99 the rule gives ceil(20 * 6 / 0.01) = 12000 (> 2000).
+    pairs = _conditions(np.random.default_rng(1), 6, n_methods=2)
+    pairs["z"] = pairs["x"].copy()
+    result = compare_conditions(
+        pairs, confidence=0.99, n_resamples="auto", random_state=0
+    )
+    assert len(result.comparison) == 6
+    assert result.n_resamples == 12000
+    # Each simultaneous tail (0.01 / 6 / 2 per side) holds at least 10 replicates.
+    assert result.n_resamples * 0.01 / 6 / 2 >= 10
+    few = compare_conditions({"x": pairs["x"]}, n_resamples="auto", random_state=0)
+    assert few.n_resamples == 2000
+    with pytest.raises(ValueError, match="n_resamples"):
+        compare_conditions(pairs, n_resamples="many")
+
+
+def test_condition_comparison_round_trips_through_json():
+    import json
+
+    pairs = _conditions(np.random.default_rng(2), 6)
+    result = compare_conditions(pairs, n_resamples=300, random_state=0)
+    text = json.dumps(result.to_dict())
+    back = ConditionComparison.from_dict(json.loads(text))
+    pd.testing.assert_frame_equal(back.comparison, result.comparison)
+    pd.testing.assert_frame_equal(back.table_i_intervals, result.table_i_intervals)
+    assert (back.confidence, back.n_resamples, back.n_identities) == (
+        result.confidence,
+        result.n_resamples,
+        result.n_identities,
+    )
+    # A JSON null (an undefined interval) comes back as NaN, resolved as bool.
+    records = result.to_dict()
+    records["comparison"][0] |= {"ci_low": None, "resolved": 0}
+    row = ConditionComparison.from_dict(records).comparison.iloc[0]
+    assert np.isnan(row["ci_low"]) and row["resolved"] is np.False_
+    empty = ConditionComparison.from_dict({})
+    assert empty.comparison.empty and list(empty.comparison.columns) == list(
+        result.comparison.columns
+    )
