@@ -11,7 +11,13 @@ from sklearn.utils import Bunch
 
 from skprivacy.auditors._base import BasePairAuditor, summarize
 from skprivacy.utils import IdentityData, check_generator, seed_from
-from skprivacy.utils._sklearn import RANDOM_STATE, HasMethods, Interval, validate_params
+from skprivacy.utils._sklearn import (
+    RANDOM_STATE,
+    HasMethods,
+    Interval,
+    _safe_indexing,
+    validate_params,
+)
 
 __all__ = ["split_half_controls"]
 
@@ -107,7 +113,14 @@ def split_half_controls(
         drawn = check_generator(seed).choice(
             data.identities[controlled], n_identities, replace=False
         )
-        controlled = np.isin(data.identities, drawn)
+        # The drawn identities' rows, validated alone (data-wide settings
+        # such as a bandwidth heuristic see only them).
+        keep = np.flatnonzero(data.kept)[np.isin(data.y, drawn)]
+        data = est._validate(
+            _safe_indexing(X, keep), _safe_indexing(y, keep), reset=True
+        )
+        order, starts = data.order()
+        controlled = data.counts >= 2 * min_samples_per_half
     rows, codes, labels, halves = [], [], [], []
     for i in np.flatnonzero(controlled):
         idx = order[starts[i] : starts[i + 1]]

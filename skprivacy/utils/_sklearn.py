@@ -7,6 +7,7 @@ If scikit-learn relocates any of these helpers, only this file changes.
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -25,6 +26,7 @@ __all__ = [
     "RealNotInt",
     "StrOptions",
     "_fit_context",
+    "_safe_indexing",
     "check_is_fitted",
     "validate_data",
     "validate_params",
