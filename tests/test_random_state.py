@@ -90,7 +90,7 @@ def _recipes():
     from skprivacy.pressure import attacker_ladder
     from skprivacy.sanitize import ISP, attribute_probe_accuracy, select_rank
     from skprivacy.stats import compare_conditions, identity_rate_interval, mmd_test
-    from skprivacy.utils import identity_pairs
+    from skprivacy.utils import identity_pair_table, identity_pairs
 
     def proba(est):
         return est.predict_proba(X)
@@ -169,6 +169,7 @@ def _recipes():
             identity_rate_interval, IDS % 3 == 0, IDS, n_resamples=50
         ),
         "identity_pairs": _call(identity_pairs, 30, 10),
+        "identity_pair_table": _call(identity_pair_table, np.arange(30) * 7, 10),
         "check_generator": lambda rs: check_generator(rs).random(3),
         "check_legacy_rng": lambda rs: check_legacy_rng(rs).random_sample(3),
         "seed_from": seed_from,

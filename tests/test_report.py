@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The unified audit (``run_audit``) and its self-contained HTML report."""
 
+import math
 import re
 
 import numpy as np
@@ -238,7 +239,10 @@ def test_certificate_without_reserved_rows_is_skipped_with_its_reason(data, repo
 
     entry = report.results["rocht_certificate"]
     X, ids = data
-    cert = ROCHTCertifier(n_pairs=SMALL["certificate_pairs"], random_state=3)
+    # The audit runs two certificate methods: each at 1 - 0.05 / 2 = 0.975.
+    cert = ROCHTCertifier(
+        n_pairs=SMALL["certificate_pairs"], confidence=0.975, random_state=3
+    )
     res = cert.fit(X, ids).results_
     by_hand = certifiable_epsilon_ceiling(
         res["n_pos"].to_numpy(), res["n_neg"].to_numpy(), n_comparisons=len(res)
@@ -247,10 +251,14 @@ def test_certificate_without_reserved_rows_is_skipped_with_its_reason(data, repo
     assert float(np.max(by_hand)) == 0.0
     assert (entry["skipped"], entry["value"], entry["ceiling"]) == (True, 0.0, 0.0)
     assert entry["at_ceiling"] is False and "lift" not in entry
+    # n all-correct reserved rows certify epsilon > 0 once the Clopper-Pearson
+    # bounds a^(1/n) and 1 - a^(1/n) cross, a = 0.025 / (6 pairs * 2 bounds):
+    # n > log2(1 / a) = 8.9, so 9 rows, 9 / 0.3 = 30 rows per identity.
+    assert math.ceil(math.log2(6 * 2 / 0.025)) == 9
     assert entry["reason"] == (
         "its ceiling is 0 on these data: test_size 0.3 reserves at most 4 row(s) "
-        "per identity, too few to certify any epsilon > 0 at confidence 0.95 over "
-        "6 pairs; it needs at least 8 reserved rows per identity (about 27 rows "
+        "per identity, too few to certify any epsilon > 0 at confidence 0.975 over "
+        "6 pairs; it needs at least 9 reserved rows per identity (about 30 rows "
         "per identity at this test size)"
     )
 
@@ -270,7 +278,10 @@ def test_certificates_show_their_ceiling_and_lift():
         suggest_rank=False,
     )
     entry = report.results["rocht_certificate"]
-    cert = ROCHTCertifier(n_pairs=SMALL["certificate_pairs"], random_state=3)
+    # The audit runs two certificate methods: each at 1 - 0.05 / 2 = 0.975.
+    cert = ROCHTCertifier(
+        n_pairs=SMALL["certificate_pairs"], confidence=0.975, random_state=3
+    )
     res = cert.fit(X, ids).results_
     by_hand = certifiable_epsilon_ceiling(
         res["n_pos"].to_numpy(), res["n_neg"].to_numpy(), n_comparisons=len(res)
