@@ -254,6 +254,16 @@ runpy.run_module("skprivacy", run_name="__main__", alter_sys=True)
 )
 
 
+def _foreground_sigint():
+    """Give the child the SIGINT disposition of a foreground terminal process.
+
+    A shell starts background jobs with SIGINT ignored, children inherit
+    that, and Python then installs no KeyboardInterrupt handler: restoring the
+    default lets the test's Ctrl-C reach the child as a user's would.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _child(script, *args, cwd):
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
@@ -263,6 +273,7 @@ def _child(script, *args, cwd):
         text=True,
         cwd=cwd,
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        preexec_fn=_foreground_sigint,
     )
 
 

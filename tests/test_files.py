@@ -391,6 +391,16 @@ except OSError as exc:
 )
 
 
+def _foreground_sigint():
+    """Give the child the SIGINT disposition of a foreground terminal process.
+
+    A shell starts background jobs with SIGINT ignored, children inherit
+    that, and Python then installs no KeyboardInterrupt handler: restoring the
+    default lets the test's Ctrl-C reach the child as a user's would.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _child(tmp_path, target, tag, *, force=False, pause_at=""):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
@@ -407,6 +417,7 @@ def _child(tmp_path, target, tag, *, force=False, pause_at=""):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_foreground_sigint,
     )
 
 
