@@ -111,6 +111,7 @@ def test_n_jobs_gives_identical_results(auditor, data, dispatch_everything):
 
 
 @pytest.mark.parametrize("auditor", AUDITORS, ids=IDS)
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_small_audits_stay_in_process(auditor, data, monkeypatch):
     # Below the cost threshold no worker is started whatever n_jobs says, and
     # the results are those of the dispatched run.

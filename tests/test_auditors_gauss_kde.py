@@ -130,6 +130,7 @@ def naive_kde_lr(A, B, alpha, grid_size=201, margin=3.0, floor=1e-12):
 
 
 @pytest.mark.parametrize("alpha", [0.0, 1e-2])
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_kdelr_matches_naive_on_yale(yale, alpha):
     X, ids = yale
     auditor = KDELRAuditor(alpha=alpha, n_pairs=8).fit(X, ids)

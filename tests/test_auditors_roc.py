@@ -261,6 +261,7 @@ def test_small_identities_use_fewer_folds():
 
 
 # ------------------------------------------------------------- composition
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_n_jobs_two_identical_to_one():
     X, ids = make_identity_embeddings(8, 12, 16, noise=3.0, random_state=5)
     r1 = ROCHTAuditor(n_pairs=20, n_jobs=1).fit(X, ids).results_
@@ -268,6 +269,7 @@ def test_n_jobs_two_identical_to_one():
     assert r1.equals(r2)
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_random_forest_is_reproducible_across_n_jobs():
     X, ids = make_identity_embeddings(4, 15, 8, noise=3.0, random_state=6)
     rf = RandomForestClassifier(n_estimators=10)
@@ -344,6 +346,7 @@ class _Sink:
         self.calls.append(("message", text))
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_classifier_sensitivity_equals_two_audits_and_reports_blocks():
     X, ids = make_identity_embeddings(8, 6, 8, noise=3.0, random_state=2)
     forest = RandomForestClassifier(n_estimators=5, random_state=0)

@@ -86,6 +86,7 @@ def test_reserved_test_rows_by_hand(test_size):
     n_comparisons=st.integers(1, 5000),
     test_size=st.sampled_from([None, 0.2, 0.3, 0.5]),
 )
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_rocht_rows_needed_is_the_smallest_count(
     epsilon, confidence, n_comparisons, test_size
 ):

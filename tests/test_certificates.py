@@ -98,6 +98,7 @@ def test_paper_finding_n6_not_certifiable_n30_certifiable():
 
 
 @pytest.mark.parametrize("n_samples, certifiable", [(20, False), (100, True)])
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_paper_finding_with_the_estimator(n_samples, certifiable):
     # ceil(0.3 * 20) = 6 and ceil(0.3 * 100) = 30 test rows per identity.
     X, ids = make_identity_embeddings(10, n_samples, 16, noise=0.3, random_state=0)
@@ -455,6 +456,7 @@ def test_subsets_are_certified_at_the_family_size_of_fit():
         assert one["epsilon"].tolist() == full.loc[same, "epsilon"].tolist()
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_select_top_certifies_the_training_selection_at_its_size():
     X, ids = make_identity_embeddings(6, 40, 16, noise=2.0, random_state=7)
     top = ROCHTCertifier(n_pairs=None, select_top=3).fit(X, ids)

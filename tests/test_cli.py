@@ -56,6 +56,7 @@ def audit_dir(csv_file, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_writes_four_outputs(audit_dir):
     assert {p.name for p in audit_dir.iterdir()} == OUTPUTS
 
@@ -74,6 +75,7 @@ def test_console_script_audits_the_bundled_data(tmp_path):
     assert provenance["command_line"] == f"skprivacy audit --out {out}"
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_output_modes(csv_file, tmp_path, capsys):
     out = tmp_path / "r"
     args = ["audit", str(csv_file), "--id-column", "person"]
@@ -100,6 +102,7 @@ def test_report_is_self_contained(audit_dir):
     assert "point estimate" in html
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_summary_equals_estimators(audit_dir, csv_file):
     """summary.json numbers are what the public estimators return, same seed."""
     from skprivacy.auditors import (
@@ -452,6 +455,7 @@ _CERTIFICATES = {"mmdtv_certificate", "rocht_certificate"}
         pytest.param(10, _CERTIFICATES, marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_messy_file_audits_the_embedding_only(rows, skipped, tmp_path, capsys):
     path = _messy_csv(tmp_path / "messy.csv.gz", rows)
     out = tmp_path / "r"

@@ -241,6 +241,7 @@ def test_errors_are_one_line(files, tmp_path, capsys):
         assert not out.exists()
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_every_documented_error_is_one_line_exit_2(
     table, files, tmp_path, capsys, argparse_says
 ):

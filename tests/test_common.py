@@ -376,6 +376,7 @@ def test_docs_check_catches_maths_that_renders_wrongly():
     assert not _docstring_problems(good, "x.py")
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_docstring_maths_renders():
     import pathlib
 

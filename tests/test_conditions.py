@@ -58,6 +58,7 @@ def _median(values):
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_table_i_equals_per_condition_audits_on_the_prefix(report, conditions):
     """Each cell = the median/max of a separate skprivacy.audit's pairs, rank < 30."""
     raised = {**PROTOCOL, "kdelr_pairs": TABLE_PAIRS, "rocht_pairs": TABLE_PAIRS}
@@ -562,6 +563,7 @@ def test_roc_checks_skip_with_a_reason():
     assert "at least 4 rows" in report.results["rocht_controls"]["reason"]
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_display_scales_and_infinite_counts():
     import matplotlib
 

@@ -255,6 +255,7 @@ def _python_strings_and_comments(path):
             yield token.string, token.start[0], _COMMENT_RULES
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_user_facing_text_describes_the_library():
     """No ticket numbers, design-sheet references, INTEGRATE notes or load logs.
 

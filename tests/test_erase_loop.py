@@ -140,6 +140,7 @@ def csv_file(planted, tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_cli_erase(csv_file, tmp_path, capsys):
     out = tmp_path / "r"
     args = ["audit", csv_file, "--methods", *METHODS, "--out", out]
@@ -162,6 +163,7 @@ def test_cli_erase(csv_file, tmp_path, capsys):
         assert says in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_cli_target_tar(tmp_path, capsys):
     X, ids = make_identity_embeddings(
         40, 6, 16, n_identity_dims=4, separation=2.0, random_state=0

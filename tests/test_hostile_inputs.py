@@ -676,6 +676,7 @@ def test_apply_head_names_non_finite_cosines():
 
 
 @pytest.mark.parametrize("labels", ["numpy", "dask"])
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_isp_on_dask_arrays_with_unknown_chunk_sizes(labels, data):
     # A boolean mask leaves a dask array that does not know its chunk sizes;
     # ISP computes them instead of failing, and fits what numpy fits.

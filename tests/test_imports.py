@@ -289,10 +289,12 @@ def test_no_private_name_of_another_subpackage():
     assert _private_imports() == []
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_function_level_imports_only_where_allowed_and_explained():
     assert _function_level_imports() == []
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_no_module_level_switch():
     assert _switches() == []
 

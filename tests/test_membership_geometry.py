@@ -74,6 +74,7 @@ def test_no_difference_gives_chance_auc():
     assert abs(mg.fusion_auc_ - 0.5) < 3 * se.max()
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_auc_grows_monotonically_with_concentration_gap():
     aucs = []
     for gap in [0.0, 0.15, 0.3, 0.6, 1.0]:
@@ -83,6 +84,7 @@ def test_auc_grows_monotonically_with_concentration_gap():
     assert (aucs.diff().iloc[1:] > 0).all().all(), aucs
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_fusion_beats_best_single_statistic_on_complementary_case():
     # Members are both tighter (all four statistics) and more isolated from the
     # other identities (ProtoCE only): no single statistic weighs both signals.
@@ -98,6 +100,7 @@ def test_fusion_beats_best_single_statistic_on_complementary_case():
     assert mg.fusion_auc_ > mg.auc_.max() + 0.02, (mg.fusion_auc_, mg.auc_)
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_domain_shift_inflates_the_auc():
     kw = {
         "n_members": 80,

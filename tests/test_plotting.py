@@ -407,6 +407,7 @@ def test_membership_display_from_frame():
     assert list(only.auc.columns) == ["vmf_kappa"] and len(only.axes_) == 1
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_membership_display_from_estimator():
     X, ids, member = make_membership_embeddings(
         n_members=15, n_nonmembers=15, concentration_gap=0.4, random_state=1

@@ -398,6 +398,7 @@ def _datasets(draw):
 
 @settings(max_examples=40)
 @given(_datasets(), st.integers(1, 3))
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_invariants(data, k):
     X, ids, rng = data
     est = ReidentificationAuditor(n_neighbors=k, top_k=2, n_bootstrap=0)

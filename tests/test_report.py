@@ -50,6 +50,7 @@ def html(report):
     return report.to_html()
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_every_available_method_reports(report):
     # A custom protocol runs what "quick" runs by default.
     assert report.provenance["methods"] == available_methods("quick")

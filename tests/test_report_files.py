@@ -131,6 +131,7 @@ AUDIT_CASES = {
 
 
 @pytest.mark.parametrize("case", list(AUDIT_CASES))
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_a_damaged_audit_report_names_the_file_and_the_problem(saved, tmp_path, case):
     folder = _copy(saved, "audit", tmp_path)
     name, damage, fragment = AUDIT_CASES[case]

@@ -55,6 +55,7 @@ def test_a_run_without_tests_does_not_say_they_could_not_run(data):
     )
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_what_next_names_skipped_results_without_repeating_their_reasons(quick):
     skipped = {e["title"]: e["reason"] for e in quick.results.values() if e["skipped"]}
     assert len(skipped) == 2  # both certificates
@@ -124,6 +125,7 @@ def test_a_certificate_at_its_ceiling_is_marked_in_the_ceiling_column():
     assert row[4] == "0.95"
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_table_i_groups_median_and_max_under_each_method():
     conditions = {
         f"noise={s}": make_identity_embeddings(8, 6, 8, noise=s, random_state=1)

@@ -143,6 +143,7 @@ def _assert_same_certificates(fast, slow):
 @pytest.mark.parametrize("n_pairs", N_PAIRS)
 @pytest.mark.parametrize("thresholds", ["train", 3])
 @pytest.mark.parametrize("clf", FAST, ids=IDS)
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_certifier_shared_engine_equals_per_pair(clf, thresholds, n_pairs):
     X, ids = _uneven_data(seed=1)
     params = {"n_pairs": n_pairs, "thresholds": thresholds}
@@ -298,6 +299,7 @@ def test_soundness_with_fast_classifiers(
 
 
 # ------------------------------------------------- the exhaustive protocol
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_exhaustive_protocol_runs_every_pair_with_the_fast_classifier():
     from skprivacy import audit
     from skprivacy.report import PROTOCOLS

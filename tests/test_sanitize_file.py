@@ -62,6 +62,7 @@ def _frame(n_identities, n_rows, d=6, seed=0):
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 2, 7, 100_000])
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_feature_columns_do_not_depend_on_chunk_rows(chunk_rows, tmp_path):
     from skprivacy.datasets import select_feature_columns
 

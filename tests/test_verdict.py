@@ -58,6 +58,7 @@ def _erased(n_ids=12, n_rows=10, d=24, seed=0):
     return X, y
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_erased_identities_are_separable_not_reassuring():
     X, y = _erased()
     means = np.stack([X[y == i].mean(axis=0) for i in range(12)])
@@ -93,6 +94,7 @@ def test_in_sample_isp_on_yale_faces_is_separable_without_reid():
     assert _loo_1nn(Z, y) / len(y) >= 5 * with_reid.results["reid"]["chance"]
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_noise_gives_little_evidence_and_tiny_samples_are_inconclusive():
     rng = np.random.default_rng(1)
     y = np.repeat(np.arange(10), 20)
@@ -134,6 +136,7 @@ def test_auc_distinguished_is_the_two_sided_rank_sum_test():
     assert got == expected and 0 < got < 21
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_leak_headline_states_the_joint_level_of_two_certificates():
     X, y = make_identity_embeddings(3, 60, 8, noise=0.5, random_state=0)
     both = audit(
@@ -185,6 +188,7 @@ def test_reid_is_skipped_when_every_image_is_a_copy():
     assert report.verdict["level"] == "inconclusive"
 
 
+@pytest.mark.slow  # over 0.4 s: outside the developer fast lane
 def test_infinite_rocht_epsilon_is_read_with_its_interior_companion():
     # Pure noise, few rows: most pairs reach FPR 0 or TPR 1 somewhere.
     rng = np.random.default_rng(3)
