@@ -537,6 +537,7 @@ def test_bundled_file_by_path_certificates_next_to_their_ceilings(tmp_path, caps
         pairs["cert_n_pos"].dropna().to_numpy(int),
         pairs["cert_n_neg"].dropna().to_numpy(int),
         n_comparisons=rocht["n_pairs"],
+        confidence=1 - 0.05 / 2,  # each of the two certificates, 0.95 jointly
     )
     assert rocht["ceiling"] == pytest.approx(float(np.max(by_hand)), rel=1e-12)
     # In the most-leaky table each certified value stands above its ceiling.

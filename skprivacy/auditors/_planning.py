@@ -18,6 +18,7 @@ from skprivacy.auditors._ceilings import (
     rocht_rows_needed,
 )
 from skprivacy.auditors._mmd import CERTIFICATE_BANDWIDTH_GRID
+from skprivacy.auditors._roc_core import family_confidence
 from skprivacy.utils import MMD_TV_CEILING
 from skprivacy.utils._sklearn import Interval, validate_params
 
@@ -152,8 +153,10 @@ def plan_audit(
     rows_per_identity : int >= 2
         Embeddings (images) per identity.
     confidence : float in (0, 1), default=0.95
-        Simultaneous confidence of the certificates; level of the FAR bound
-        and of the permutation test (``p < 1 - confidence``).
+        Joint confidence of the two certificates, as :func:`skprivacy.audit`
+        issues them (each at ``family_confidence(confidence, 2)``, so that the
+        larger of the two holds at ``confidence``); level of the FAR bound and
+        of the permutation test (``p < 1 - confidence``).
     test_size : float in (0, 1), default=0.3
         Share of each identity's rows the ROC-HT certificate reserves for its
         test (:class:`ROCHTCertifier`'s ``test_size``).
@@ -212,7 +215,7 @@ def plan_audit(
     >>> float(plan.loc["rocht_certificate", "ceiling"])  # 3 test rows: nothing
     0.0
     >>> int(plan.loc["rocht_certificate", "rows_needed"])  # to certify epsilon > 1
-    111
+    117
     >>> float(plan.loc["verification", "smallest_far"]) < 1e-3
     True
     """
@@ -222,7 +225,10 @@ def plan_audit(
     family = all_pairs if n_pairs is None else min(int(n_pairs), all_pairs)
     alpha = 1.0 - confidence
     n_grid = len(CERTIFICATE_BANDWIDTH_GRID)
-    cert = {"confidence": confidence, "n_comparisons": family}
+    # An audit that runs both certificates issues each at the level that keeps
+    # its headline (the larger of the two) at ``confidence`` jointly.
+    each = family_confidence(confidence, 2)
+    cert = {"confidence": each, "n_comparisons": family}
     mmd = {**cert, "n_bandwidths": n_grid}
     n_test = reserved_test_rows(rows, test_size)
     n_impostor = all_pairs * rows**2
@@ -257,7 +263,8 @@ def plan_audit(
         row(
             "rocht_certificate",
             "certificate",
-            f"simultaneous over {family} pairs at confidence {confidence:g}"
+            f"simultaneous over {family} pairs at confidence {each:g} (the two "
+            f"certificates jointly at {confidence:g})"
             + ("" if rocht_needed is not None else beyond),
             n_comparisons=family,
             test_rows_per_identity=n_test,

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from skprivacy.utils._random import check_generator
+from skprivacy.utils._validation import check_identity_labels
 
 __all__ = [
     "identity_pair_table",
@@ -344,6 +345,7 @@ def identity_pair_table(identities, n_pairs=None, *, random_state=0):
         raise ValueError(
             f"identities must be one-dimensional; got shape {identities.shape}."
         )
+    identities = check_identity_labels(identities, name="identities")
     pairs = identity_pairs(len(identities), n_pairs, random_state=random_state)
     return pd.DataFrame(
         {
